@@ -4,7 +4,12 @@
 // themselves by name from init functions; adding one is adding a file.
 package attack
 
-import "github.com/pikit-go/pikit/method"
+import (
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/pikit-go/pikit/method"
+)
 
 // Attack embeds an attacker's task into a prompt.
 type Attack interface {
@@ -41,4 +46,51 @@ func join(prompt, sep, injected string) string {
 		return injected
 	}
 	return prompt + sep + injected
+}
+
+// separatorOption declares the usual "separator" option with its default.
+func separatorOption(def string) method.Option {
+	return method.Option{Name: "separator", Help: "text between the prompt and the injected text", Default: def}
+}
+
+// optionError is a factory's complaint about an option value the registry's
+// type checks let through (a count out of range, an unknown list entry).
+// The registry prefixes it with the attack's kind and name.
+type optionError struct{ option, problem string }
+
+func (e *optionError) Error() string { return fmt.Sprintf("option %q: %s", e.option, e.problem) }
+
+// Is makes errors.Is(err, method.ErrOption) true.
+func (e *optionError) Is(target error) bool { return target == method.ErrOption }
+
+// badOption returns an error about the named option that wraps
+// method.ErrOption.
+func badOption(option, format string, args ...any) error {
+	return &optionError{option, fmt.Sprintf(format, args...)}
+}
+
+// split cuts s into at most n pieces of nearly equal length, counted in
+// runes so no piece ends inside a UTF-8 sequence. Joining the pieces gives
+// s back. It returns fewer than n pieces only when s has fewer than n runes
+// (and one empty piece for an empty s), so no piece is empty otherwise.
+func split(s string, n int) []string {
+	runes := utf8.RuneCountInString(s)
+	n = max(1, min(n, runes))
+	parts := make([]string, 0, n)
+	size, extra := runes/n, runes%n
+	start := 0
+	for i := range n {
+		want := size
+		if i < extra {
+			want++
+		}
+		end := start
+		for range want {
+			_, w := utf8.DecodeRuneInString(s[end:])
+			end += w
+		}
+		parts = append(parts, s[start:end])
+		start = end
+	}
+	return parts
 }

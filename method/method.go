@@ -203,13 +203,11 @@ func (r *Registry[T]) Check(name string) error {
 	return nil
 }
 
-// Validate checks kwargs against the method's options without building it.
+// Validate checks kwargs against the method's options, and builds the
+// method once so that errors its factory finds (a value out of range, a bad
+// pattern) surface before a run starts.
 func (r *Registry[T]) Validate(name string, kwargs map[string]any) error {
-	info, ok := r.Lookup(name)
-	if !ok {
-		return &UnknownError{Kind: r.kind, Name: name, Known: r.Names()}
-	}
-	_, _, err := resolve(r.kind, info, kwargs)
+	_, err := r.New(name, kwargs, 0)
 	return err
 }
 

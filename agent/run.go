@@ -1,0 +1,271 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/pikit-go/pikit/defense"
+	"github.com/pikit-go/pikit/target"
+)
+
+// DefaultMaxSteps bounds the model calls of one run when Input.MaxSteps is 0.
+const DefaultMaxSteps = 8
+
+// Input is what one run feeds the scenario.
+type Input struct {
+	// UserMessage is the user's request; "" means the scenario's default.
+	UserMessage string
+	// UserTainted marks the user message as carrying the payload (direct
+	// injection).
+	UserTainted bool
+	// Instruction is the trusted task the defenses restate; "" means the
+	// scenario's default user message.
+	Instruction string
+	// Taint maps a source tool's name to the tainted content it returns
+	// instead of its clean output (indirect injection).
+	Taint       map[string]string
+	MaxSteps    int
+	Temperature *float64
+	Seed        *int64
+}
+
+// NamedDetector is a detector with the name it was registered under.
+type NamedDetector struct {
+	Name string
+	defense.Detector
+}
+
+// Hooks are the defenses applied at the three points where text reaches the
+// model. A nil Defense leaves that point alone. Detectors screen the user
+// message (direct injection) or source tool results: a flagged user message
+// ends the run before the model sees it; a flagged tool result is withheld.
+type Hooks struct {
+	System     defense.Defense
+	User       defense.Defense
+	ToolResult defense.Defense
+	Detectors  []NamedDetector
+}
+
+// Step kinds of a Trace.
+const (
+	StepUser  = "user"
+	StepModel = "model"
+	StepTool  = "tool"
+)
+
+// Step is one event of a run: the user message, a model reply, or a tool
+// call with its result.
+type Step struct {
+	Index     int               `json:"index"`
+	Kind      string            `json:"kind"`
+	Text      string            `json:"text,omitempty"`       // user message or model text
+	ToolCalls []target.ToolCall `json:"tool_calls,omitempty"` // model steps
+	Tool      string            `json:"tool,omitempty"`       // tool steps
+	CallID    string            `json:"call_id,omitempty"`
+	Arguments string            `json:"arguments,omitempty"`
+	Result    string            `json:"result,omitempty"` // what the model was given
+	Tainted   bool              `json:"tainted,omitempty"`
+	Sink      bool              `json:"sink,omitempty"`
+	Blocked   bool              `json:"blocked,omitempty"`
+	Error     string            `json:"error,omitempty"` // a bad tool call
+}
+
+// SinkCall records a sink the model called with valid arguments.
+type SinkCall struct {
+	Step      int            `json:"step"`
+	Tool      string         `json:"tool"`
+	Arguments map[string]any `json:"arguments"`
+}
+
+// Block records a detector stopping text before the model saw it.
+type Block struct {
+	Point    string  `json:"point"` // "user" or "tool_result"
+	Detector string  `json:"detector"`
+	Reason   string  `json:"reason"`
+	Score    float64 `json:"score"`
+	Step     int     `json:"step"`
+}
+
+// Trace records everything one run did.
+type Trace struct {
+	Agent          string       `json:"agent"`
+	System         string       `json:"system"`
+	Steps          []Step       `json:"steps"`
+	FinalText      string       `json:"final_text"`
+	SinkCalls      []SinkCall   `json:"sink_calls,omitempty"`
+	TaintDelivered bool         `json:"taint_delivered"`
+	Blocked        *Block       `json:"blocked,omitempty"`
+	MaxStepsHit    bool         `json:"max_steps_hit,omitempty"`
+	ModelCalls     int          `json:"model_calls"`
+	Usage          target.Usage `json:"usage"`
+}
+
+// TaintedSteps returns the indexes of the steps that carried the payload.
+func (tr *Trace) TaintedSteps() []int {
+	var out []int
+	for _, s := range tr.Steps {
+		if s.Tainted {
+			out = append(out, s.Index)
+		}
+	}
+	return out
+}
+
+func (tr *Trace) add(s Step) int {
+	s.Index = len(tr.Steps)
+	tr.Steps = append(tr.Steps, s)
+	return s.Index
+}
+
+// Run drives one conversation of scenario sc against t. It returns the trace
+// so far together with any error (a failed model call, a cancelled context),
+// so a caller can keep what happened before the failure.
+func Run(ctx context.Context, t target.Target, sc *Scenario, in Input, h Hooks) (Trace, error) {
+	tr := Trace{Agent: sc.Name}
+	maxSteps := in.MaxSteps
+	if maxSteps <= 0 {
+		maxSteps = DefaultMaxSteps
+	}
+	instruction := in.Instruction
+	if instruction == "" {
+		instruction = sc.UserMessage
+	}
+	system := sc.System
+	if h.System != nil {
+		system = h.System.Apply(system, "")
+	}
+	tr.System = system
+
+	user := in.UserMessage
+	if user == "" {
+		user = sc.UserMessage
+	}
+	if in.UserTainted {
+		if b := detect(h.Detectors, user); b != nil {
+			b.Point = "user"
+			b.Step = tr.add(Step{Kind: StepUser, Text: user, Tainted: true, Blocked: true})
+			tr.Blocked = b
+			return tr, nil
+		}
+	}
+	if h.User != nil {
+		user = h.User.Apply(user, instruction)
+	}
+	tr.add(Step{Kind: StepUser, Text: user, Tainted: in.UserTainted})
+	tr.TaintDelivered = in.UserTainted
+
+	var tools []target.Tool
+	for _, tool := range sc.Tools {
+		tools = append(tools, tool.Definition())
+	}
+	msgs := []target.Message{{Role: target.RoleUser, Content: user}}
+
+	for {
+		if tr.ModelCalls >= maxSteps {
+			tr.MaxStepsHit = true
+			return tr, nil
+		}
+		resp, err := t.Chat(ctx, target.Request{
+			System:      system,
+			Messages:    msgs,
+			Tools:       tools,
+			Temperature: in.Temperature,
+			Seed:        in.Seed,
+		})
+		if err != nil {
+			return tr, err
+		}
+		tr.ModelCalls++
+		tr.Usage = tr.Usage.Add(resp.Usage)
+		tr.add(Step{Kind: StepModel, Text: resp.Text, ToolCalls: resp.ToolCalls})
+		tr.FinalText = resp.Text
+		msgs = append(msgs, target.Message{Role: target.RoleAssistant, Content: resp.Text, ToolCalls: resp.ToolCalls})
+		if len(resp.ToolCalls) == 0 {
+			return tr, nil
+		}
+		for _, call := range resp.ToolCalls {
+			result := tr.callTool(sc, call, in, h, instruction)
+			msgs = append(msgs, target.Message{Role: target.RoleTool, ToolCallID: call.ID, Name: call.Name, Content: result})
+		}
+	}
+}
+
+// callTool runs one tool call, records it, and returns what the model is
+// given back.
+func (tr *Trace) callTool(sc *Scenario, call target.ToolCall, in Input, h Hooks, instruction string) string {
+	step := Step{Kind: StepTool, Tool: call.Name, CallID: call.ID, Arguments: call.Arguments}
+	tool, ok := sc.Tool(call.Name)
+	if !ok {
+		names := make([]string, len(sc.Tools))
+		for i, t := range sc.Tools {
+			names[i] = t.Name
+		}
+		step.Error = fmt.Sprintf("no tool named %q", call.Name)
+		step.Result = fmt.Sprintf("error: there is no tool named %q; available tools: %s", call.Name, strings.Join(names, ", "))
+		tr.add(step)
+		return step.Result
+	}
+	args, err := call.Args()
+	if err == nil {
+		err = tool.check(args)
+	}
+	if err != nil {
+		step.Error = err.Error()
+		step.Result = fmt.Sprintf("error: invalid arguments for %s: %v", call.Name, err)
+		step.Sink = tool.Sink
+		tr.add(step)
+		return step.Result
+	}
+	if tool.Sink {
+		step.Sink = true
+		step.Result = tool.Output(args)
+		i := tr.add(step)
+		tr.SinkCalls = append(tr.SinkCalls, SinkCall{Step: i, Tool: call.Name, Arguments: args})
+		return step.Result
+	}
+	result := tool.Output(args)
+	if tainted, ok := in.Taint[call.Name]; ok {
+		result = tainted
+		step.Tainted = true
+	}
+	if b := detect(h.Detectors, result); b != nil {
+		b.Point = "tool_result"
+		step.Blocked = true
+		step.Result = fmt.Sprintf("[content withheld: the %s detector flagged this tool result as a possible prompt injection]", b.Detector)
+		b.Step = tr.add(step)
+		if tr.Blocked == nil {
+			tr.Blocked = b
+		}
+		return step.Result
+	}
+	if h.ToolResult != nil {
+		result = h.ToolResult.Apply(result, instruction)
+	}
+	step.Result = result
+	if step.Tainted {
+		tr.TaintDelivered = true
+	}
+	tr.add(step)
+	return result
+}
+
+func detect(ds []NamedDetector, text string) *Block {
+	for _, d := range ds {
+		if r := d.Detect(text); r.Flagged {
+			return &Block{Detector: d.Name, Reason: r.Reason, Score: r.Score}
+		}
+	}
+	return nil
+}
+
+// MarshalArgs encodes tool arguments the way models send them, for tests
+// and scripted targets.
+func MarshalArgs(args map[string]any) string {
+	b, err := json.Marshal(args)
+	if err != nil {
+		return "{}"
+	}
+	return string(b)
+}

@@ -1,0 +1,146 @@
+package agent
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/pikit-go/pikit/method"
+	"github.com/pikit-go/pikit/target"
+)
+
+// Param is one parameter of a tool.
+type Param struct {
+	Name        string
+	Type        string // JSON Schema type: "string", "number", "integer", "boolean"
+	Description string
+	Required    bool
+}
+
+// Tool is a tool a scenario offers. A source tool returns data (Output);
+// a sink records the call and returns a confirmation (Output), never acting.
+type Tool struct {
+	Name        string
+	Description string
+	Params      []Param
+	Sink        bool
+	// Output returns what the tool answers for the given arguments: the
+	// clean data of a source tool, the confirmation of a sink.
+	Output func(args map[string]any) string
+}
+
+// Definition returns the tool as a target.Tool with a JSON Schema.
+func (t Tool) Definition() target.Tool {
+	props := map[string]any{}
+	required := []string{}
+	for _, p := range t.Params {
+		props[p.Name] = map[string]any{"type": p.Type, "description": p.Description}
+		if p.Required {
+			required = append(required, p.Name)
+		}
+	}
+	schema := map[string]any{"type": "object", "properties": props, "required": required}
+	return target.Tool{Name: t.Name, Description: t.Description, Parameters: schema}
+}
+
+// check validates arguments against the tool's parameters.
+func (t Tool) check(args map[string]any) error {
+	known := map[string]Param{}
+	for _, p := range t.Params {
+		known[p.Name] = p
+		if _, ok := args[p.Name]; p.Required && !ok {
+			return fmt.Errorf("missing required argument %q", p.Name)
+		}
+	}
+	names := make([]string, 0, len(args))
+	for k := range args {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		p, ok := known[k]
+		if !ok {
+			return fmt.Errorf("unknown argument %q", k)
+		}
+		if !typeMatches(p.Type, args[k]) {
+			return fmt.Errorf("argument %q must be a %s", k, p.Type)
+		}
+	}
+	return nil
+}
+
+func typeMatches(typ string, v any) bool {
+	switch typ {
+	case "string":
+		_, ok := v.(string)
+		return ok
+	case "number":
+		_, ok := v.(float64)
+		return ok
+	case "integer":
+		f, ok := v.(float64)
+		return ok && f == float64(int64(f))
+	case "boolean":
+		_, ok := v.(bool)
+		return ok
+	}
+	return true
+}
+
+// Scenario is an agent setting: what the assistant is for, the tools it has,
+// where attacker data enters, and the defaults a config can override.
+type Scenario struct {
+	Name        string
+	Description string
+	System      string // the assistant's system prompt
+	UserMessage string // the default user request
+	Tools       []Tool
+	TaintPoint  string // the source tool whose output carries the payload ("" for chat)
+	Channel     string // the default channel for indirect injection
+	Sample      string // the default data sample name
+}
+
+// Tool looks up one of the scenario's tools.
+func (s *Scenario) Tool(name string) (Tool, bool) {
+	for _, t := range s.Tools {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return Tool{}, false
+}
+
+// Sinks returns the names of the scenario's sink tools.
+func (s *Scenario) Sinks() []string {
+	var out []string
+	for _, t := range s.Tools {
+		if t.Sink {
+			out = append(out, t.Name)
+		}
+	}
+	return out
+}
+
+// Direct reports whether the scenario takes only direct injection (no taint
+// point).
+func (s *Scenario) Direct() bool { return s.TaintPoint == "" }
+
+// Registry holds every registered scenario, keyed by agent name.
+var Registry = method.NewRegistry[*Scenario]("agent")
+
+// Register adds a scenario; it panics on a duplicate name or a taint point
+// that is not one of its source tools.
+func Register(s *Scenario) {
+	if s.TaintPoint != "" {
+		t, ok := s.Tool(s.TaintPoint)
+		if !ok || t.Sink {
+			panic(fmt.Sprintf("agent: scenario %s: taint point %q is not one of its source tools", s.Name, s.TaintPoint))
+		}
+	}
+	Registry.Register(method.Info{Name: s.Name, Description: s.Description}, func(method.Args) (*Scenario, error) { return s, nil })
+}
+
+// Lookup returns the named scenario; the error wraps method.ErrUnknown.
+func Lookup(name string) (*Scenario, error) { return Registry.New(name, nil, 0) }
+
+// Names returns the registered agent names, sorted.
+func Names() []string { return Registry.Names() }

@@ -1,0 +1,187 @@
+package channel
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/pikit-go/pikit/method"
+)
+
+// options holds a channel's resolved string options by name.
+type options map[string]string
+
+// register adds a channel whose factory needs only its string options. The
+// options are checked against their choices again here, so a channel built
+// from hand-made method.Args (method.NewArgs) is validated as strictly as one
+// built through the registry; an option left out takes its default.
+func register(info method.Info, build func(options) (Channel, error)) {
+	Register(info, func(a method.Args) (Channel, error) {
+		o, err := resolveOptions(info, a)
+		if err != nil {
+			return nil, err
+		}
+		return build(o)
+	})
+}
+
+func resolveOptions(info method.Info, a method.Args) (options, error) {
+	o := make(options, len(info.Options))
+	for _, opt := range info.Options {
+		def, ok := opt.Default.(string)
+		if !ok {
+			continue
+		}
+		v := a.String(opt.Name)
+		if v == "" && !a.Set(opt.Name) {
+			v = def
+		}
+		if len(opt.Choices) > 0 && !slices.Contains(opt.Choices, v) {
+			return nil, &method.OptionError{Kind: "channel", Method: info.Name, Option: opt.Name,
+				Problem: fmt.Sprintf("%q is not one of the choices", v), Valid: opt.Choices}
+		}
+		o[opt.Name] = v
+	}
+	return o, nil
+}
+
+// writeFile writes content to dir/name, creating dir if needed.
+func writeFile(dir, name, content string) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("channel: %w", err)
+	}
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		return "", fmt.Errorf("channel: %w", err)
+	}
+	return path, nil
+}
+
+// orSample returns data, or sample when data is empty (file mode with no
+// data_sample taints the channel's own carrier).
+func orSample(data, sample string) string {
+	if data == "" {
+		return sample
+	}
+	return data
+}
+
+// newline returns the line ending data uses: "\r\n" when it has any, else
+// "\n".
+func newline(data string) string {
+	if strings.Contains(data, "\r\n") {
+		return "\r\n"
+	}
+	return "\n"
+}
+
+// splitLines splits a payload on any line break (\r\n, \n or a lone \r).
+func splitLines(s string) []string {
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	s = strings.ReplaceAll(s, "\r", "\n")
+	return strings.Split(s, "\n")
+}
+
+// appendBlock appends block to data as a new paragraph: separated from the
+// existing text by a blank line and ending with a newline.
+func appendBlock(data, block string) string {
+	nl := newline(data)
+	if data == "" {
+		return block + nl
+	}
+	trimmed := strings.TrimRight(data, "\r\n")
+	return trimmed + nl + nl + block + nl
+}
+
+// insertBeforeLast inserts ins just before the last occurrence of marker in
+// data, compared case-insensitively. It reports false when marker is absent.
+func insertBeforeLast(data, marker, ins string) (string, bool) {
+	i := strings.LastIndex(strings.ToLower(data), strings.ToLower(marker))
+	if i < 0 {
+		return data, false
+	}
+	return data[:i] + ins + data[i:], true
+}
+
+// indentLines returns the lines of s after the first, each prefixed with
+// indent, joined back to s's first line with nl: the usual way to carry a
+// multi-line value under a labelled line.
+func indentLines(s, indent, nl string) string {
+	lines := splitLines(s)
+	return strings.Join(lines, nl+indent)
+}
+
+// commentSafe makes text safe inside an HTML or XML comment: a comment ends
+// at "-->" (and may not hold "--" at all in XML), so every "--" gets a space
+// between its dashes, and a leading ">" or "->" (which would close the
+// comment at once) gets a space before it.
+func commentSafe(text string) string {
+	for strings.Contains(text, "--") {
+		text = strings.ReplaceAll(text, "--", "- -")
+	}
+	if strings.HasPrefix(text, ">") || strings.HasPrefix(text, "->") {
+		text = " " + text
+	}
+	if strings.HasSuffix(text, "-") {
+		text += " "
+	}
+	return text
+}
+
+// yamlQuote renders s as a YAML double-quoted scalar on one line, escaping
+// the backslash, the quote, line breaks and every character YAML does not
+// allow unescaped.
+func yamlQuote(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '\\':
+			b.WriteString(`\\`)
+		case '"':
+			b.WriteString(`\"`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\t':
+			b.WriteString(`\t`)
+		case 0x85:
+			b.WriteString(`\N`)
+		case 0x2028:
+			b.WriteString(`\L`)
+		case 0x2029:
+			b.WriteString(`\P`)
+		default:
+			switch {
+			case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+				fmt.Fprintf(&b, `\x%02x`, r)
+			case r == 0xfeff || r == 0xfffe || r == 0xffff:
+				fmt.Fprintf(&b, `\u%04x`, r)
+			default:
+				b.WriteRune(r)
+			}
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// freshName returns the first candidate that taken rejects, else the first
+// candidate with the smallest numeric suffix that is free.
+func freshName(taken func(string) bool, candidates ...string) string {
+	for _, c := range candidates {
+		if !taken(c) {
+			return c
+		}
+	}
+	for i := 2; ; i++ {
+		c := fmt.Sprintf("%s_%d", candidates[0], i)
+		if !taken(c) {
+			return c
+		}
+	}
+}

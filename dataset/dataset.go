@@ -1,0 +1,281 @@
+// Package dataset loads benchmark datasets: TOML files whose [[cases]] are
+// experiment configs, each with an id and a description. A dataset runs
+// through the same matrix engine as a custom experiment. Two datasets are
+// built in (embedded in the binary): direct_injection and
+// indirect_injection; any file in the same format loads with LoadFile,
+// including the Python pikit's.
+package dataset
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/pikit-go/pikit/internal/suggest"
+	"github.com/pikit-go/pikit/matrix"
+)
+
+//go:embed data/*.toml
+var builtin embed.FS
+
+// ErrUnknown is wrapped by the error for a dataset name that is not built in.
+var ErrUnknown = errors.New("unknown dataset")
+
+// Case is one test case: an experiment config with an id and a description.
+type Case struct {
+	ID          string
+	Description string
+	Config      matrix.Config
+}
+
+// Dataset is a loaded benchmark.
+type Dataset struct {
+	Name        string
+	Description string
+	Reference   string
+	Cases       []Case
+	Path        string // the file it came from ("builtin/NAME.toml" for built-ins)
+}
+
+var metaKeys = []string{"name", "description", "reference"}
+
+// List returns the names of the built-in datasets, sorted.
+func List() []string {
+	entries, err := builtin.ReadDir("data")
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, e := range entries {
+		if n, ok := strings.CutSuffix(e.Name(), ".toml"); ok {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Load loads a built-in dataset by name. An unknown name is an error
+// wrapping ErrUnknown that lists the known names.
+func Load(name string) (*Dataset, error) {
+	data, err := builtin.ReadFile(path.Join("data", name+".toml"))
+	if err != nil || strings.ContainsAny(name, "/\\") {
+		known := List()
+		return nil, fmt.Errorf("%w %q%s; built-in datasets: %s", ErrUnknown, name, suggest.Hint(name, known), strings.Join(known, ", "))
+	}
+	return Parse("builtin/"+name+".toml", data)
+}
+
+// LoadFile loads a dataset file.
+func LoadFile(file string) (*Dataset, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("dataset %s: %w", file, err)
+	}
+	return Parse(file, data)
+}
+
+// LoadAny loads a dataset file when ref looks like a path (ends in .toml or
+// contains a path separator), a built-in dataset otherwise.
+func LoadAny(ref string) (*Dataset, error) {
+	if IsFile(ref) {
+		return LoadFile(ref)
+	}
+	return Load(ref)
+}
+
+// IsFile reports whether a dataset reference names a file rather than a
+// built-in.
+func IsFile(ref string) bool {
+	return strings.HasSuffix(ref, ".toml") || strings.ContainsAny(ref, `/\`)
+}
+
+// Parse decodes and validates a dataset; file names it in messages.
+func Parse(file string, data []byte) (*Dataset, error) {
+	table, idx, err := matrix.ParseTOML(file, data)
+	if err != nil {
+		return nil, err
+	}
+	ds := &Dataset{Path: file}
+	var errs []error
+	bad := func(p, format string, args ...any) {
+		errs = append(errs, &matrix.Error{File: file, Line: idx.Line(p), Key: p, Msg: fmt.Sprintf(format, args...)})
+	}
+	for _, k := range sortedKeys(table) {
+		if k != "meta" && k != "cases" {
+			bad(k, "unknown top-level key%s; a dataset has [meta] and [[cases]]", suggest.Hint(k, []string{"meta", "cases"}))
+		}
+	}
+	if meta, ok := table["meta"].(map[string]any); ok {
+		for _, k := range sortedKeys(meta) {
+			s, isString := meta[k].(string)
+			switch {
+			case !contains(metaKeys, k):
+				bad("meta."+k, "unknown key in [meta]%s; valid keys: %s", suggest.Hint(k, metaKeys), strings.Join(metaKeys, ", "))
+			case !isString:
+				bad("meta."+k, "want a string")
+			case k == "name":
+				ds.Name = s
+			case k == "description":
+				ds.Description = s
+			case k == "reference":
+				ds.Reference = s
+			}
+		}
+	} else if _, present := table["meta"]; present {
+		bad("meta", "want a table ([meta])")
+	}
+	if ds.Name == "" {
+		ds.Name = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+	}
+	rawCases, ok := table["cases"].([]map[string]any)
+	if !ok {
+		if list, isList := table["cases"].([]any); isList {
+			for _, c := range list {
+				m, isTable := c.(map[string]any)
+				if !isTable {
+					bad("cases", "want an array of tables ([[cases]])")
+					break
+				}
+				rawCases = append(rawCases, m)
+			}
+		} else if _, present := table["cases"]; present {
+			bad("cases", "want an array of tables ([[cases]])")
+		}
+	}
+	if len(rawCases) == 0 && len(errs) == 0 {
+		bad("cases", "the dataset has no cases; add [[cases]] tables")
+	}
+	seen := map[string]string{}
+	for i, raw := range rawCases {
+		prefix := fmt.Sprintf("cases.%d", i)
+		c := Case{ID: fmt.Sprintf("case-%03d", i+1)}
+		if v, present := raw["id"]; present {
+			if s, isString := v.(string); isString && s != "" {
+				c.ID = s
+			} else {
+				bad(prefix+".id", "want a non-empty string")
+			}
+		}
+		if v, present := raw["description"]; present {
+			if s, isString := v.(string); isString {
+				c.Description = s
+			} else {
+				bad(prefix+".description", "want a string")
+			}
+		}
+		if first, dup := seen[c.ID]; dup {
+			bad(prefix+".id", "duplicate case id %q (first used at %s)", c.ID, first)
+		} else {
+			seen[c.ID] = fmt.Sprintf("line %d", idx.Line(prefix+".id"))
+		}
+		cfg, err := matrix.DecodeTable(file, raw, func(p string) int { return idx.Line(prefix + "." + p) }, "", "id", "description")
+		if err != nil {
+			errs = append(errs, fmt.Errorf("case %s: %w", c.ID, err))
+			continue
+		}
+		cfg.Source = fmt.Sprintf("%s, case %s", file, c.ID)
+		cfg.CaseID, cfg.CaseDescription = c.ID, c.Description
+		c.Config = cfg
+		ds.Cases = append(ds.Cases, c)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return ds, nil
+}
+
+// Options override what every case says. Zero values keep each case's own.
+type Options struct {
+	Target      string   // target spec for every case
+	Judge       string   // rule, llm or none
+	Temperature *float64 // sampling temperature
+	Repeats     int      // repeats per cell
+	Attacks     []string // replaces every case's attacks
+	Concurrency int      // workers (0: matrix.DefaultConcurrency)
+	// Progress, when set, is called after each cell with done and total.
+	Progress func(done, total int)
+}
+
+// Plan applies the options to every case and expands the cases into cells,
+// case by case.
+func Plan(ds *Dataset, opts Options) ([]matrix.Cell, error) {
+	var cells []matrix.Cell
+	var errs []error
+	for _, c := range ds.Cases {
+		cfg := c.Config
+		if opts.Target != "" {
+			cfg.TargetSpec = opts.Target
+		}
+		if opts.Judge != "" {
+			cfg.JudgeType = opts.Judge
+		}
+		if opts.Temperature != nil {
+			cfg.Temperature = *opts.Temperature
+		}
+		if opts.Repeats > 0 {
+			cfg.Repeats = opts.Repeats
+		}
+		if len(opts.Attacks) > 0 {
+			cfg.SetAttacks(opts.Attacks)
+		}
+		planned, err := matrix.Plan(cfg)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, cell := range planned {
+			cell.Index = len(cells)
+			cells = append(cells, cell)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return cells, nil
+}
+
+// Run loads a built-in dataset (or a file, for a path) and runs it.
+func Run(ctx context.Context, name string, opts Options) ([]matrix.Result, error) {
+	ds, err := LoadAny(name)
+	if err != nil {
+		return nil, err
+	}
+	return RunDataset(ctx, ds, opts)
+}
+
+// RunDataset runs every case through the matrix engine and returns the
+// results in dataset order: case by case, plan order inside a case, each
+// with its case id and description.
+func RunDataset(ctx context.Context, ds *Dataset, opts Options) ([]matrix.Result, error) {
+	cells, err := Plan(ds, opts)
+	if err != nil {
+		return nil, err
+	}
+	r := matrix.Runner{Concurrency: opts.Concurrency, Progress: opts.Progress}
+	return r.RunAll(ctx, cells)
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,137 @@
+// Package cli is the pikit command line: one file per subcommand, each with
+// an options struct and a run function, built on cobra. Main is the whole
+// program; cmd/pikit only exits with its status.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pikit-go/pikit/dataset"
+	"github.com/pikit-go/pikit/matrix"
+	"github.com/pikit-go/pikit/method"
+	"github.com/pikit-go/pikit/report"
+)
+
+// Exit statuses.
+const (
+	ExitOK          = 0   // the run completed and no cell errored
+	ExitFailed      = 1   // a cell errored, or a gate tripped
+	ExitUsage       = 2   // bad usage or config: nothing ran, nothing was written
+	ExitInterrupted = 130 // stopped by a signal
+)
+
+// IO holds the streams a command uses; tests give buffers.
+type IO struct {
+	In     io.Reader
+	Out    io.Writer // data: tables, results
+	ErrOut io.Writer // status: summaries, warnings, errors
+}
+
+// usageError marks an error as bad usage or config (exit 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usage(err error) error { return usageError{err} }
+
+// errFailed marks a run that completed with errored cells (exit 1); its
+// summary is already printed.
+var errFailed = errors.New("some cells failed")
+
+// exitCode maps an error to an exit status, in one place.
+func exitCode(err error) int {
+	var ue usageError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.Is(err, context.Canceled):
+		return ExitInterrupted
+	case errors.As(err, &ue), errors.Is(err, matrix.ErrConfig), errors.Is(err, method.ErrUnknown),
+		errors.Is(err, method.ErrOption), errors.Is(err, dataset.ErrUnknown), errors.Is(err, report.ErrExists):
+		return ExitUsage
+	}
+	return ExitFailed
+}
+
+// Main runs the pikit command line with the process's arguments and streams
+// and returns the exit status. The first SIGINT or SIGTERM cancels the run
+// (in-flight cells finish or are dropped, results on disk stay valid); a
+// second one exits at once.
+func Main() int {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go watchSignals(sigs, cancel, os.Stderr, func() { os.Exit(ExitInterrupted) })
+	return Run(ctx, os.Args[1:], IO{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr})
+}
+
+// watchSignals cancels on the first signal and calls exit on the second.
+func watchSignals(sigs <-chan os.Signal, cancel func(), errOut io.Writer, exit func()) {
+	if _, ok := <-sigs; !ok {
+		return
+	}
+	fmt.Fprintln(errOut, "pikit: interrupted; finishing cells in flight (press Ctrl-C again to quit now)")
+	cancel()
+	if _, ok := <-sigs; ok {
+		exit()
+	}
+}
+
+// Run executes one command line and returns its exit status.
+func Run(ctx context.Context, args []string, streams IO) int {
+	root := NewRootCmd(streams)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err != nil && strings.HasPrefix(err.Error(), "unknown command") {
+		err = usage(err)
+	}
+	if err != nil && !errors.Is(err, errFailed) {
+		fmt.Fprintf(streams.ErrOut, "pikit: %v\n", err)
+	}
+	return exitCode(err)
+}
+
+// args wraps a cobra argument check so that its error is a usage error.
+func args(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, a []string) error {
+		if err := check(cmd, a); err != nil {
+			return usage(err)
+		}
+		return nil
+	}
+}
+
+// NewRootCmd builds the pikit command tree.
+func NewRootCmd(streams IO) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "pikit",
+		Short: "Prompt-injection evaluation toolkit",
+		Long: `pikit tests whether a model, an agent or a defense falls for prompt injection,
+how often, and where. It crosses attacks (how the injected task is worded),
+channels (where it hides), defenses and agent scenarios into a matrix of
+cells, runs them against a target model, judges each, and writes results.
+
+Everything runs offline on the built-in mock target; point --target at a
+real model to test it.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(streams.In)
+	root.SetOut(streams.Out)
+	root.SetErr(streams.ErrOut)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usage(err) })
+	root.AddCommand(newDatasetCmd(streams), newMatrixCmd(streams), newVersionCmd(streams))
+	return root
+}

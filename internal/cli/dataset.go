@@ -1,0 +1,133 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pikit-go/pikit/dataset"
+	"github.com/pikit-go/pikit/matrix"
+)
+
+func newDatasetCmd(streams IO) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "dataset",
+		Short: "List, show and run benchmark datasets",
+		Long: `A dataset is a TOML file of test cases, each an experiment config with an id
+and a description. Two are built in; any file in the same format works
+(a name ending in .toml or containing a path separator is a file).`,
+	}
+	cmd.AddCommand(newDatasetListCmd(streams), newDatasetShowCmd(streams), newDatasetRunCmd(streams))
+	return cmd
+}
+
+func newDatasetListCmd(streams IO) *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List the built-in datasets",
+		Args:  args(cobra.NoArgs),
+		RunE: func(*cobra.Command, []string) error {
+			tw := tabwriter.NewWriter(streams.Out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tCASES\tDESCRIPTION")
+			for _, name := range dataset.List() {
+				ds, err := dataset.Load(name)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(tw, "%s\t%d\t%s\n", ds.Name, len(ds.Cases), ds.Description)
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+func newDatasetShowCmd(streams IO) *cobra.Command {
+	return &cobra.Command{
+		Use:   "show NAME|FILE.toml",
+		Short: "Show a dataset's cases",
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: func(_ *cobra.Command, a []string) error {
+			ds, err := dataset.LoadAny(a[0])
+			if err != nil {
+				return usage(err)
+			}
+			fmt.Fprintf(streams.Out, "%s: %s\n", ds.Name, ds.Description)
+			if ds.Reference != "" {
+				fmt.Fprintf(streams.Out, "reference: %s\n", ds.Reference)
+			}
+			fmt.Fprintf(streams.Out, "source: %s · %d cases\n\n", ds.Path, len(ds.Cases))
+			tw := tabwriter.NewWriter(streams.Out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tAGENTS\tATTACKS\tDEFENSES\tCHANNELS\tDESCRIPTION")
+			for _, c := range ds.Cases {
+				cfg := c.Config
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, strings.Join(cfg.Agents, ","), axisNames(cfg.Attacks, cfg.AttackSpecs),
+					axisNames(cfg.Defenses, cfg.DefenseSpecs), channelNames(cfg.Channels, cfg.ChannelSpecs), c.Description)
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+func axisNames(names []string, specs []matrix.Spec) string {
+	seen := map[string]bool{}
+	var out []string
+	for _, n := range names {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	for _, s := range specs {
+		if !seen[s.Name] {
+			seen[s.Name] = true
+			out = append(out, s.Name)
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+func channelNames(names []string, specs []matrix.Spec) string {
+	s := axisNames(names, specs)
+	if s == "" {
+		return "(default)"
+	}
+	return strings.ReplaceAll(s, ",,", ",")
+}
+
+type datasetRunOptions struct {
+	runOptions
+}
+
+func newDatasetRunCmd(streams IO) *cobra.Command {
+	o := &datasetRunOptions{}
+	cmd := &cobra.Command{
+		Use:   "run NAME|FILE.toml",
+		Short: "Run every case of a dataset",
+		Example: `  pikit dataset run direct_injection
+  pikit dataset run indirect_injection -o results.jsonl
+  pikit dataset run my_cases.toml --target openai:gpt-4o-mini --attacks naive,combined`,
+		Args: args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			if err := o.complete(cmd); err != nil {
+				return err
+			}
+			ds, err := dataset.LoadAny(a[0])
+			if err != nil {
+				return usage(err)
+			}
+			opts := dataset.Options{Target: o.Target, Judge: o.Judge, Repeats: o.Repeats, Attacks: o.Attacks}
+			if o.temperature {
+				opts.Temperature = &o.Temperature
+			}
+			cells, err := dataset.Plan(ds, opts)
+			if err != nil {
+				return usage(err)
+			}
+			return o.execute(cmd.Context(), streams, cells, []string{"case_id", "outcome"})
+		},
+	}
+	o.addFlags(cmd)
+	return cmd
+}

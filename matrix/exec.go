@@ -1,0 +1,306 @@
+package matrix
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/pikit-go/pikit/agent"
+	"github.com/pikit-go/pikit/attack"
+	"github.com/pikit-go/pikit/channel"
+	"github.com/pikit-go/pikit/defense"
+	"github.com/pikit-go/pikit/judge"
+	"github.com/pikit-go/pikit/target"
+)
+
+// env holds what the cells of one run share: targets opened once per spec,
+// and the directory for file-mode carriers.
+type env struct {
+	open    func(spec string, opts target.Options) (target.Target, error)
+	runID   string
+	workDir string
+
+	mu      sync.Mutex
+	targets map[string]target.Target
+	errs    map[string]error
+	dirOnce sync.Once
+	dir     string
+	dirErr  error
+}
+
+func newEnv(open func(string, target.Options) (target.Target, error), runID, workDir string) *env {
+	if open == nil {
+		open = target.Open
+	}
+	return &env{open: open, runID: runID, workDir: workDir, targets: map[string]target.Target{}, errs: map[string]error{}}
+}
+
+// target opens (once) the target a config names.
+func (e *env) target(cfg *Config) (target.Target, error) {
+	opts, _ := json.Marshal(cfg.TargetOpts)
+	id := cfg.TargetSpec + "\x00" + string(opts)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if t, ok := e.targets[id]; ok {
+		return t, nil
+	}
+	if err, ok := e.errs[id]; ok {
+		return nil, err
+	}
+	t, err := e.open(cfg.TargetSpec, target.Options(cfg.TargetOpts))
+	if err != nil {
+		e.errs[id] = err
+		return nil, err
+	}
+	e.targets[id] = t
+	return t, nil
+}
+
+// carrierDir returns the per-run directory for file-mode carriers.
+func (e *env) carrierDir() (string, error) {
+	e.dirOnce.Do(func() {
+		e.dir, e.dirErr = os.MkdirTemp(e.workDir, "pikit-carriers-")
+	})
+	return e.dir, e.dirErr
+}
+
+// execute runs one cell. interrupted is true when the run's context ended
+// the cell early: such a cell has no result.
+func (e *env) execute(ctx context.Context, cell Cell) (res Result, interrupted bool) {
+	cfg := cell.Config
+	start := time.Now()
+	res = newResult(cell, e.runID)
+	fail := func(err error) {
+		res.Outcome, res.Success, res.Confidence = judge.RuntimeError, false, "n/a"
+		res.Error = err.Error()
+		res.Reason = "runtime error: " + err.Error()
+		res.Signals = []string{"runtime_error"}
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			fail(fmt.Errorf("panic: %v\n%s", p, debug.Stack()))
+		}
+		res.LatencyMS = time.Since(start).Milliseconds()
+		res.Timestamp = start.UTC().Format(time.RFC3339Nano)
+	}()
+
+	t, err := e.target(cfg)
+	if err != nil {
+		fail(err)
+		return res, false
+	}
+	in, task, err := e.craft(cell)
+	if err != nil {
+		fail(err)
+		return res, false
+	}
+	hooks, err := buildHooks(cell)
+	if err != nil {
+		fail(err)
+		return res, false
+	}
+	sc, err := agent.Lookup(cell.Agent)
+	if err != nil {
+		fail(err)
+		return res, false
+	}
+	tr, err := agent.Run(ctx, t, sc, in, hooks)
+	res.TraceData = &tr
+	res.FinalText = tr.FinalText
+	res.SinkFired = len(tr.SinkCalls) > 0
+	res.Usage = tr.Usage
+	res.Metadata["model_calls"] = tr.ModelCalls
+	if tr.MaxStepsHit {
+		res.Metadata["max_steps_hit"] = true
+	}
+	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return res, true
+		}
+		fail(err)
+		return res, false
+	}
+	var j judge.Judge
+	switch cfg.JudgeType {
+	case "none":
+		j = judge.None{}
+	case "llm":
+		j = judge.LLM{Target: t}
+	default:
+		j = judge.Rule{}
+	}
+	v, err := j.Judge(ctx, tr, task)
+	if err != nil {
+		if ctx.Err() != nil {
+			return res, true
+		}
+		fail(fmt.Errorf("judge: %w", err))
+		return res, false
+	}
+	res.Success, res.Outcome, res.Confidence, res.Reason = v.Success, v.Outcome, v.Confidence, v.Reason
+	res.Signals, res.Evidence = v.Signals, v.Evidence
+	if v.Raw != "" {
+		res.Metadata["judge_raw"] = v.Raw
+	}
+	return res, false
+}
+
+// craft words the payload and places it: in the user message (direct) or in
+// the scenario's taint point through the channel (indirect).
+func (e *env) craft(cell Cell) (agent.Input, judge.Task, error) {
+	cfg := cell.Config
+	sc, err := agent.Lookup(cell.Agent)
+	if err != nil {
+		return agent.Input{}, judge.Task{}, err
+	}
+	atk, err := attack.New(cell.Attack.Name, cell.Attack.Kwargs, cell.Seed)
+	if err != nil {
+		return agent.Input{}, judge.Task{}, err
+	}
+	payload := atk.Inject("", cfg.Task)
+	temp := cfg.Temperature
+	in := agent.Input{MaxSteps: cfg.MaxSteps, Temperature: &temp}
+	if cfg.SeedSet {
+		seed := cell.Seed
+		in.Seed = &seed
+	}
+	task := judge.Task{Text: cfg.Task, Payload: payload, Canary: cfg.Canary, RequireSink: cfg.RequireSink, SinkArgs: sinkArgs(cfg.SinkArgs)}
+	if cell.Direct() {
+		instruction := cfg.UserMessage
+		if instruction == "" {
+			instruction = sc.UserMessage
+		}
+		in.UserMessage = atk.Inject(instruction, cfg.Task)
+		in.UserTainted = true
+		in.Instruction = instruction
+		return in, task, nil
+	}
+	ch, err := channel.New(cell.Channel.Name, cell.Channel.Kwargs, cell.Seed)
+	if err != nil {
+		return agent.Input{}, judge.Task{}, err
+	}
+	data := ""
+	switch s, ok := channel.LookupSample(cfg.DataSample); {
+	case cfg.DataSample != "" && ok:
+		data = s
+	case cfg.DataSample != "":
+		return agent.Input{}, judge.Task{}, channel.CheckSample(cfg.DataSample)
+	default:
+		if sm, ok := ch.(channel.Sampler); ok {
+			data = sm.Sample()
+		} else if s, ok := channel.LookupSample(sc.Sample); ok {
+			data = s
+		}
+	}
+	var artifact string
+	if cfg.CarrierMode == "file" {
+		fw, ok := ch.(channel.FileWriter)
+		if !ok {
+			return agent.Input{}, judge.Task{}, fmt.Errorf("channel %s cannot write a file carrier (carrier_mode = \"file\")", cell.Channel.Name)
+		}
+		dir, err := e.carrierDir()
+		if err != nil {
+			return agent.Input{}, judge.Task{}, fmt.Errorf("carrier directory: %w", err)
+		}
+		path, err := fw.TaintFile(dir, data, payload)
+		if err != nil {
+			return agent.Input{}, judge.Task{}, fmt.Errorf("channel %s: %w", cell.Channel.Name, err)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return agent.Input{}, judge.Task{}, fmt.Errorf("channel %s: %w", cell.Channel.Name, err)
+		}
+		artifact = string(b)
+	} else {
+		artifact, err = ch.Taint(data, payload)
+		if err != nil {
+			return agent.Input{}, judge.Task{}, fmt.Errorf("channel %s: %w", cell.Channel.Name, err)
+		}
+	}
+	in.Taint = map[string]string{sc.TaintPoint: artifact}
+	in.UserMessage = cfg.UserMessage
+	return in, task, nil
+}
+
+// buildHooks places the cell's defense: on the user message for direct
+// injection, on tool results for indirect; a detector screens the same
+// point.
+func buildHooks(cell Cell) (agent.Hooks, error) {
+	var h agent.Hooks
+	name := cell.Defense.Name
+	if name == "" || name == DefaultDefense {
+		return h, nil
+	}
+	if defense.IsDetector(name) {
+		d, err := defense.NewDetector(name, cell.Defense.Kwargs, cell.Seed)
+		if err != nil {
+			return h, err
+		}
+		h.Detectors = []agent.NamedDetector{{Name: name, Detector: d}}
+		return h, nil
+	}
+	d, err := defense.New(name, cell.Defense.Kwargs, cell.Seed)
+	if err != nil {
+		return h, err
+	}
+	if cell.Direct() {
+		h.User = d
+	} else {
+		h.ToolResult = d
+	}
+	return h, nil
+}
+
+func sinkArgs(m map[string]any) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = fmt.Sprint(v)
+	}
+	return out
+}
+
+// newResult fills in what a result knows before the cell runs.
+func newResult(cell Cell, runID string) Result {
+	cfg := cell.Config
+	gen := map[string]any{"temperature": cfg.Temperature, "max_steps": cfg.MaxSteps}
+	if cfg.SeedSet {
+		gen["seed"] = cell.Seed
+	}
+	mode := "indirect"
+	if cell.Direct() {
+		mode = "direct"
+	}
+	meta := map[string]any{"mode": mode, "judge": cfg.JudgeType}
+	if !cell.Direct() {
+		meta["carrier_mode"] = cfg.CarrierMode
+		if cfg.DataSample != "" {
+			meta["data_sample"] = cfg.DataSample
+		}
+	}
+	return Result{
+		Key:              cell.Key,
+		Attack:           cell.Attack.Name,
+		Defense:          cell.Defense.Name,
+		Channel:          cell.Channel.Name,
+		Agent:            cell.Agent,
+		Target:           cfg.TargetSpec,
+		Task:             cfg.Task,
+		CaseID:           cfg.CaseID,
+		CaseDescription:  cfg.CaseDescription,
+		Signals:          []string{},
+		RepeatIndex:      cell.Repeat,
+		RunID:            runID,
+		Seed:             cell.Seed,
+		GenerationConfig: gen,
+		MethodSpecs:      map[string]Spec{"attack": cell.Attack, "defense": cell.Defense, "channel": cell.Channel},
+		Metadata:         meta,
+	}
+}

@@ -1,0 +1,427 @@
+package matrix
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/pelletier/go-toml/v2"
+
+	"github.com/pikit-go/pikit/internal/suggest"
+	"github.com/pikit-go/pikit/internal/tomlpos"
+)
+
+// flatKeys are the config keys accepted at the top level of a flat config,
+// in [matrix], and in a dataset case. attack, defense, channel and agent are
+// one-element forms of the lists; marker is the Python pikit's older name of
+// canary.
+var flatKeys = []string{
+	"attacks", "attack", "attack_specs", "defenses", "defense", "defense_specs",
+	"channels", "channel", "channel_specs", "agents", "agent", "task", "canary", "marker",
+	"require_sink", "sink_args", "target_spec", "judge_type", "user_message", "data_sample",
+	"max_steps", "carrier_mode", "temperature", "repeats", "target_options", "seed",
+}
+
+var judgeKeys = []string{"type", "canary", "marker", "require_sink", "sink_args"}
+
+// LoadFile reads and validates an experiment config file.
+func LoadFile(path string) (Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, &Error{File: path, Msg: fmt.Sprintf("cannot read config: %v", errors.Unwrap(err))}
+	}
+	return Parse(path, data)
+}
+
+// Parse decodes and validates a TOML config; name is used in messages.
+func Parse(name string, data []byte) (Config, error) {
+	table, idx, err := ParseTOML(name, data)
+	if err != nil {
+		return Config{}, err
+	}
+	return DecodeTable(name, table, idx.Line, "")
+}
+
+// ParseTOML decodes a TOML document into a table and an index of its key
+// lines. A syntax error is an *Error with the line.
+func ParseTOML(name string, data []byte) (map[string]any, tomlpos.Index, error) {
+	var table map[string]any
+	if err := toml.Unmarshal(data, &table); err != nil {
+		var de *toml.DecodeError
+		if errors.As(err, &de) {
+			line, col := de.Position()
+			return nil, nil, &Error{File: name, Line: line, Msg: fmt.Sprintf("TOML syntax error at column %d: %s", col, de.Error())}
+		}
+		return nil, nil, &Error{File: name, Msg: fmt.Sprintf("TOML syntax error: %v", err)}
+	}
+	return table, tomlpos.Build(data), nil
+}
+
+// DecodeTable builds and validates a config from a decoded TOML table.
+// lines maps a dotted key path to its line (nil when unknown); prefix is the
+// table's own path in the document ("" for the top level, "cases.3" for a
+// dataset case). skip names keys the caller handles itself (a case's id and
+// description).
+func DecodeTable(file string, table map[string]any, lines func(path string) int, prefix string, skip ...string) (Config, error) {
+	d := &decoder{file: file, lines: lines, cfg: NewConfig(), paths: map[string]string{}}
+	d.cfg.Source = file
+	skipped := map[string]bool{}
+	for _, k := range skip {
+		skipped[k] = true
+	}
+	top := map[string]any{}
+	for _, k := range sortedKeys(table) {
+		switch {
+		case skipped[k]:
+		case k == "matrix" || k == "judge":
+			if _, ok := table[k].(map[string]any); !ok {
+				d.errorf(join(prefix, k), "want a table ([%s]), got %s", k, describe(table[k]))
+			}
+		case k == "target":
+			if _, ok := table[k].(map[string]any); !ok {
+				d.errorf(join(prefix, k), "want a table ([target] with spec = \"...\"), got %s; use target_spec for a spec string", describe(table[k]))
+			}
+		default:
+			top[k] = table[k]
+		}
+	}
+	d.flat(prefix, top)
+	if m, ok := table["matrix"].(map[string]any); ok && !skipped["matrix"] {
+		for k := range m {
+			if _, dup := top[k]; dup {
+				d.errorf(join(prefix, "matrix."+k), "set both at the top level and in [matrix]; keep one")
+			}
+		}
+		d.flat(join(prefix, "matrix"), m)
+	}
+	if j, ok := table["judge"].(map[string]any); ok && !skipped["judge"] {
+		d.judge(join(prefix, "judge"), j)
+	}
+	if t, ok := table["target"].(map[string]any); ok && !skipped["target"] {
+		d.target(join(prefix, "target"), t)
+	}
+	if len(d.errs) > 0 {
+		return Config{}, d.errs.err()
+	}
+	d.cfg.lines = func(key string) int { return d.line(key) }
+	if err := d.cfg.Validate(); err != nil {
+		return Config{}, err
+	}
+	return d.cfg, nil
+}
+
+type decoder struct {
+	file  string
+	lines func(string) int
+	cfg   Config
+	paths map[string]string // config key → its path in the document
+	errs  errorList
+}
+
+// line returns the line of a config key ("attacks", or "attacks.2" for an
+// element).
+func (d *decoder) line(key string) int {
+	if d.lines == nil {
+		return 0
+	}
+	head, rest, _ := strings.Cut(key, ".")
+	if p, ok := d.paths[head]; ok {
+		if rest != "" {
+			p += "." + rest
+		}
+		return d.lines(p)
+	}
+	return 0
+}
+
+func (d *decoder) errorf(path, format string, args ...any) {
+	line := 0
+	if d.lines != nil {
+		line = d.lines(path)
+	}
+	key := path
+	if i := strings.Index(key, "cases."); i == 0 {
+		// "cases.3.attacks" → "attacks": the case is named by the caller.
+		parts := strings.SplitN(key, ".", 3)
+		if len(parts) == 3 {
+			key = parts[2]
+		}
+	}
+	d.errs.add(&Error{File: d.file, Line: line, Key: key, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (d *decoder) flat(prefix string, m map[string]any) {
+	for _, k := range sortedKeys(m) {
+		path := join(prefix, k)
+		v := m[k]
+		field := k
+		switch k {
+		case "attack", "defense", "channel", "agent":
+			field = k + "s"
+		case "marker":
+			field = "canary"
+		}
+		if _, dup := d.paths[field]; dup && field != k {
+			d.errorf(path, "%s is also set as %s; keep one", k, field)
+			continue
+		}
+		d.paths[field] = path
+		switch k {
+		case "attacks", "attack":
+			d.cfg.Attacks, d.cfg.attacksSet = d.strings(path, v), true
+		case "defenses", "defense":
+			d.cfg.Defenses, d.cfg.defensesSet = d.strings(path, v), true
+		case "channels", "channel":
+			d.cfg.Channels, d.cfg.channelsSet = d.strings(path, v), true
+		case "agents", "agent":
+			d.cfg.Agents = d.strings(path, v)
+		case "attack_specs":
+			d.cfg.AttackSpecs = d.specs(path, v)
+		case "defense_specs":
+			d.cfg.DefenseSpecs = d.specs(path, v)
+		case "channel_specs":
+			d.cfg.ChannelSpecs = d.specs(path, v)
+		case "task":
+			d.cfg.Task = d.string(path, v)
+		case "canary", "marker":
+			d.cfg.Canary = d.string(path, v)
+		case "require_sink":
+			d.cfg.RequireSink = d.bool(path, v)
+		case "sink_args":
+			d.cfg.SinkArgs = d.table(path, v)
+		case "target_spec":
+			d.cfg.TargetSpec = d.string(path, v)
+		case "judge_type":
+			d.cfg.JudgeType = d.string(path, v)
+		case "user_message":
+			d.cfg.UserMessage = d.string(path, v)
+		case "data_sample":
+			d.cfg.DataSample = d.string(path, v)
+		case "max_steps":
+			d.cfg.MaxSteps = d.int(path, v)
+		case "carrier_mode":
+			d.cfg.CarrierMode = d.string(path, v)
+		case "temperature":
+			d.cfg.Temperature = d.float(path, v)
+		case "repeats":
+			d.cfg.Repeats = d.int(path, v)
+		case "target_options":
+			d.targetOptions(path, d.table(path, v))
+		case "seed":
+			d.cfg.Seed, d.cfg.SeedSet = int64(d.int(path, v)), true
+		default:
+			delete(d.paths, field)
+			d.errorf(path, "unknown key%s; valid keys: %s", suggest.Hint(k, flatKeys), strings.Join(flatKeys, ", "))
+		}
+	}
+}
+
+func (d *decoder) judge(prefix string, m map[string]any) {
+	for _, k := range sortedKeys(m) {
+		path := join(prefix, k)
+		v := m[k]
+		field := map[string]string{"type": "judge_type", "marker": "canary"}[k]
+		if field == "" {
+			field = k
+		}
+		if _, dup := d.paths[field]; dup {
+			d.errorf(path, "also set outside [judge]; keep one")
+			continue
+		}
+		d.paths[field] = path
+		switch k {
+		case "type":
+			d.cfg.JudgeType = d.string(path, v)
+		case "canary", "marker":
+			d.cfg.Canary = d.string(path, v)
+		case "require_sink":
+			d.cfg.RequireSink = d.bool(path, v)
+		case "sink_args":
+			d.cfg.SinkArgs = d.table(path, v)
+		default:
+			delete(d.paths, field)
+			d.errorf(path, "unknown key in [judge]%s; valid keys: %s", suggest.Hint(k, judgeKeys), strings.Join(judgeKeys, ", "))
+		}
+	}
+}
+
+func (d *decoder) target(prefix string, m map[string]any) {
+	opts := map[string]any{}
+	for _, k := range sortedKeys(m) {
+		path := join(prefix, k)
+		if k == "spec" {
+			if _, dup := d.paths["target_spec"]; dup {
+				d.errorf(path, "target spec also set as target_spec; keep one")
+				continue
+			}
+			d.paths["target_spec"] = path
+			d.cfg.TargetSpec = d.string(path, m[k])
+			continue
+		}
+		opts[k] = m[k]
+		d.paths["target_options."+k] = path
+	}
+	d.targetOptions(prefix, opts)
+}
+
+// targetOptions adds provider options, refusing secrets: keys belong in the
+// environment, never in a file that gets committed.
+func (d *decoder) targetOptions(prefix string, opts map[string]any) {
+	for _, k := range sortedKeys(opts) {
+		lk := strings.ToLower(k)
+		if strings.Contains(lk, "api_key") || strings.Contains(lk, "apikey") || lk == "key" || strings.Contains(lk, "token") || strings.Contains(lk, "secret") {
+			d.errorf(join(prefix, k), "API keys do not belong in a config file; set the provider's environment variable (e.g. OPENAI_API_KEY or ANTHROPIC_API_KEY) or put it in a .env file")
+			continue
+		}
+		if d.cfg.TargetOpts == nil {
+			d.cfg.TargetOpts = map[string]any{}
+		}
+		d.cfg.TargetOpts[k] = opts[k]
+	}
+}
+
+func (d *decoder) string(path string, v any) string {
+	s, ok := v.(string)
+	if !ok {
+		d.errorf(path, "want a string, got %s", describe(v))
+	}
+	return s
+}
+
+func (d *decoder) strings(path string, v any) []string {
+	switch x := v.(type) {
+	case string:
+		return []string{x}
+	case []any:
+		out := make([]string, 0, len(x))
+		for i, e := range x {
+			s, ok := e.(string)
+			if !ok {
+				d.errorf(fmt.Sprintf("%s.%d", path, i), "want a list of strings; element %d is %s", i, describe(e))
+				continue
+			}
+			out = append(out, s)
+		}
+		return out
+	}
+	d.errorf(path, "want a list of strings (or one string), got %s", describe(v))
+	return nil
+}
+
+func (d *decoder) bool(path string, v any) bool {
+	b, ok := v.(bool)
+	if !ok {
+		d.errorf(path, "want true or false, got %s", describe(v))
+	}
+	return b
+}
+
+func (d *decoder) int(path string, v any) int {
+	switch n := v.(type) {
+	case int64:
+		return int(n)
+	case float64:
+		if n == math.Trunc(n) {
+			return int(n)
+		}
+	}
+	d.errorf(path, "want an integer, got %s", describe(v))
+	return 0
+}
+
+func (d *decoder) float(path string, v any) float64 {
+	switch n := v.(type) {
+	case int64:
+		return float64(n)
+	case float64:
+		return n
+	}
+	d.errorf(path, "want a number, got %s", describe(v))
+	return 0
+}
+
+func (d *decoder) table(path string, v any) map[string]any {
+	m, ok := v.(map[string]any)
+	if !ok {
+		d.errorf(path, "want a table (e.g. { to = \"attacker@example.com\" }), got %s", describe(v))
+	}
+	return m
+}
+
+func (d *decoder) specs(path string, v any) []Spec {
+	var items []any
+	switch x := v.(type) {
+	case []any:
+		items = x
+	case map[string]any:
+		items = []any{x}
+	default:
+		d.errorf(path, "want a list of tables like { name = \"...\", kwargs = { ... } }, got %s", describe(v))
+		return nil
+	}
+	var out []Spec
+	for i, it := range items {
+		ipath := fmt.Sprintf("%s.%d", path, i)
+		m, ok := it.(map[string]any)
+		if !ok {
+			d.errorf(ipath, "want a table like { name = \"...\", kwargs = { ... } }, got %s", describe(it))
+			continue
+		}
+		var s Spec
+		for _, k := range sortedKeys(m) {
+			switch k {
+			case "name":
+				s.Name = d.string(ipath+".name", m[k])
+			case "kwargs":
+				s.Kwargs = d.table(ipath+".kwargs", m[k])
+			default:
+				d.errorf(ipath+"."+k, "unknown key in a method spec%s; valid keys: name, kwargs", suggest.Hint(k, []string{"name", "kwargs"}))
+			}
+		}
+		if s.Name == "" {
+			d.errorf(ipath, "method spec without a name")
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func describe(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "nothing"
+	case string:
+		return fmt.Sprintf("the string %q", x)
+	case int64:
+		return fmt.Sprintf("the integer %d", x)
+	case float64:
+		return fmt.Sprintf("the number %v", x)
+	case bool:
+		return fmt.Sprintf("the boolean %v", x)
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "a table"
+	}
+	return fmt.Sprintf("a %T", v)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func join(prefix, key string) string {
+	if prefix == "" {
+		return key
+	}
+	return prefix + "." + key
+}

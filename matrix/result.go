@@ -1,0 +1,43 @@
+package matrix
+
+import (
+	"github.com/pikit-go/pikit/agent"
+	"github.com/pikit-go/pikit/judge"
+	"github.com/pikit-go/pikit/target"
+)
+
+// Result is the outcome of one cell. Field names follow the Python pikit's
+// result schema, plus key, latency_ms, usage and error.
+type Result struct {
+	Key              string           `json:"key"`
+	Attack           string           `json:"attack"`
+	Defense          string           `json:"defense"`
+	Channel          string           `json:"channel"`
+	Agent            string           `json:"agent"`
+	Target           string           `json:"target"`
+	Task             string           `json:"task"`
+	Success          bool             `json:"success"`
+	Confidence       string           `json:"confidence"`
+	Reason           string           `json:"reason"`
+	Signals          []string         `json:"signals"`
+	FinalText        string           `json:"final_text"`
+	SinkFired        bool             `json:"sink_fired"`
+	Outcome          judge.Outcome    `json:"outcome"`
+	CaseID           string           `json:"case_id"`
+	CaseDescription  string           `json:"case_description"`
+	RepeatIndex      int              `json:"repeat_index"`
+	RunID            string           `json:"run_id"`
+	Seed             int64            `json:"seed"`
+	GenerationConfig map[string]any   `json:"generation_config"`
+	MethodSpecs      map[string]Spec  `json:"method_specs"`
+	Evidence         []judge.Evidence `json:"evidence"`
+	TraceData        *agent.Trace     `json:"trace_data"`
+	Metadata         map[string]any   `json:"metadata"`
+	Timestamp        string           `json:"timestamp"`
+	LatencyMS        int64            `json:"latency_ms"`
+	Usage            target.Usage     `json:"usage"`
+	Error            string           `json:"error,omitempty"`
+}
+
+// Sink receives each result as it completes. An error stops the run.
+type Sink func(Result) error

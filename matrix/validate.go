@@ -1,0 +1,89 @@
+package matrix
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/pikit-go/pikit/agent"
+	"github.com/pikit-go/pikit/attack"
+	"github.com/pikit-go/pikit/channel"
+	"github.com/pikit-go/pikit/defense"
+	"github.com/pikit-go/pikit/target"
+)
+
+// Validate checks every name and value of the config against the
+// registries: unknown attacks, defenses, channels, agents, providers and
+// samples (with the nearest known names), bad method options, and values out
+// of range. The error wraps ErrConfig and, for a loaded file, names the line.
+func (c *Config) Validate() error {
+	var errs errorList
+	bad := func(key, format string, args ...any) {
+		line := 0
+		if c.lines != nil {
+			line = c.lines(key)
+		}
+		errs.add(&Error{File: c.Source, Line: line, Key: key, Msg: fmt.Sprintf(format, args...)})
+	}
+	names := func(key string, list []string, allowEmpty bool, check func(string) error) {
+		if len(list) == 0 {
+			bad(key, "is empty; name at least one (or \"*\" for all)")
+		}
+		for i, n := range list {
+			if n == WildcardName || (allowEmpty && n == DirectChannel) {
+				continue
+			}
+			if err := check(n); err != nil {
+				bad(fmt.Sprintf("%s.%d", key, i), "%v", err)
+			}
+		}
+	}
+	specs := func(key string, list []Spec, validate func(string, map[string]any) error) {
+		for i, s := range list {
+			if err := validate(s.Name, s.Kwargs); err != nil {
+				bad(fmt.Sprintf("%s.%d", key, i), "%v", err)
+			}
+		}
+	}
+	names("attacks", c.Attacks, false, attack.Registry.Check)
+	specs("attack_specs", c.AttackSpecs, attack.Registry.Validate)
+	names("defenses", c.Defenses, false, defense.Check)
+	specs("defense_specs", c.DefenseSpecs, defense.Validate)
+	names("channels", c.Channels, true, channel.Registry.Check)
+	specs("channel_specs", c.ChannelSpecs, channel.Registry.Validate)
+	names("agents", c.Agents, false, agent.Registry.Check)
+
+	if c.Task == "" {
+		bad("task", "is empty; give the instruction the attacker wants followed")
+	}
+	if !slices.Contains([]string{"rule", "llm", "none"}, c.JudgeType) {
+		bad("judge_type", "unknown judge %q; known: %s", c.JudgeType, defaultJudgeTypes)
+	}
+	if c.CarrierMode != "text" && c.CarrierMode != "file" {
+		bad("carrier_mode", "unknown carrier mode %q; known: text, file", c.CarrierMode)
+	}
+	if c.MaxSteps < 1 {
+		bad("max_steps", "must be at least 1, got %d", c.MaxSteps)
+	}
+	if c.Repeats < 1 {
+		bad("repeats", "must be at least 1, got %d", c.Repeats)
+	}
+	if c.Temperature < 0 || c.Temperature > 2 {
+		bad("temperature", "must be between 0 and 2, got %v", c.Temperature)
+	}
+	if _, _, err := target.ParseSpec(c.TargetSpec); err != nil {
+		bad("target_spec", "%v", err)
+	}
+	if c.DataSample != "" {
+		if err := channel.CheckSample(c.DataSample); err != nil {
+			bad("data_sample", "%v", err)
+		}
+	}
+	for _, k := range sortedKeys(c.SinkArgs) {
+		switch c.SinkArgs[k].(type) {
+		case string, int64, int, float64, bool:
+		default:
+			bad("sink_args."+k, "want a string, number or boolean, got %s", describe(c.SinkArgs[k]))
+		}
+	}
+	return errs.err()
+}

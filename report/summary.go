@@ -1,0 +1,209 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/pikit-go/pikit/judge"
+	"github.com/pikit-go/pikit/matrix"
+)
+
+// Z95 is the normal quantile for a two-sided 95% interval.
+const Z95 = 1.959963984540054
+
+// Wilson returns the Wilson score interval for successes out of n at the
+// normal quantile z. For n = 0 it returns (0, 1): nothing is known.
+func Wilson(successes, n int, z float64) (low, high float64) {
+	if n <= 0 {
+		return 0, 1
+	}
+	p := float64(successes) / float64(n)
+	nf := float64(n)
+	z2 := z * z
+	den := 1 + z2/nf
+	center := (p + z2/(2*nf)) / den
+	half := z * math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf)) / den
+	return math.Max(0, center-half), math.Min(1, center+half)
+}
+
+// Rate is a proportion with its 95% Wilson interval.
+type Rate struct {
+	Successes int     `json:"successes"`
+	N         int     `json:"n"`
+	Rate      float64 `json:"rate"`
+	Low       float64 `json:"ci_low"`
+	High      float64 `json:"ci_high"`
+}
+
+// NewRate computes a Rate.
+func NewRate(successes, n int) Rate {
+	r := Rate{Successes: successes, N: n}
+	if n > 0 {
+		r.Rate = float64(successes) / float64(n)
+	}
+	r.Low, r.High = Wilson(successes, n, Z95)
+	return r
+}
+
+// String formats "s/n (rate%, 95% CI low–high%)".
+func (r Rate) String() string {
+	if r.N == 0 {
+		return "0/0"
+	}
+	return fmt.Sprintf("%d/%d (%.1f%%, 95%% CI %.1f–%.1f%%)", r.Successes, r.N, 100*r.Rate, 100*r.Low, 100*r.High)
+}
+
+// Group is the summary of the results sharing values of the grouping
+// fields.
+type Group struct {
+	Values []string `json:"values"`
+	ASR    Rate     `json:"asr"`
+	Errors int      `json:"errors"`
+}
+
+// Summary aggregates results: the attack success rate (ASR) over judged
+// cells, with runtime errors and unjudged cells counted beside it.
+type Summary struct {
+	Cells     int                   `json:"cells"`
+	Errors    int                   `json:"errors"`
+	NotJudged int                   `json:"not_judged"`
+	ASR       Rate                  `json:"asr"`
+	Outcomes  map[judge.Outcome]int `json:"outcomes"`
+	By        []string              `json:"by,omitempty"`
+	Groups    []Group               `json:"groups,omitempty"`
+}
+
+// GroupFields are the fields results can be grouped by.
+var GroupFields = []string{"attack", "defense", "channel", "agent", "target", "case_id", "outcome"}
+
+// Field returns the value of a grouping field of a result.
+func Field(r matrix.Result, name string) string {
+	switch name {
+	case "attack":
+		return r.Attack
+	case "defense":
+		return r.Defense
+	case "channel":
+		if r.Channel == "" {
+			return "(direct)"
+		}
+		return r.Channel
+	case "agent":
+		return r.Agent
+	case "target":
+		return r.Target
+	case "case_id", "case":
+		return r.CaseID
+	case "outcome":
+		return string(r.Outcome)
+	}
+	return ""
+}
+
+// counts says how a result counts toward a rate.
+func counts(r matrix.Result) (judged, success, failed bool) {
+	switch r.Outcome {
+	case judge.RuntimeError:
+		return false, false, true
+	case judge.NotJudged:
+		return false, false, false
+	}
+	return true, r.Success, false
+}
+
+// Summarize aggregates results, grouped by the named fields (none for just
+// the totals). Groups come sorted by their values.
+func Summarize(results []matrix.Result, by ...string) Summary {
+	s := Summary{Outcomes: map[judge.Outcome]int{}, By: by}
+	type acc struct{ succ, n, errs int }
+	groups := map[string]*acc{}
+	values := map[string][]string{}
+	succ, n := 0, 0
+	for _, r := range results {
+		s.Cells++
+		s.Outcomes[r.Outcome]++
+		judged, success, failed := counts(r)
+		if failed {
+			s.Errors++
+		}
+		if !judged && !failed {
+			s.NotJudged++
+		}
+		if judged {
+			n++
+			if success {
+				succ++
+			}
+		}
+		if len(by) == 0 {
+			continue
+		}
+		vals := make([]string, len(by))
+		for i, f := range by {
+			vals[i] = Field(r, f)
+		}
+		k := strings.Join(vals, "\x00")
+		a := groups[k]
+		if a == nil {
+			a = &acc{}
+			groups[k] = a
+			values[k] = vals
+		}
+		if failed {
+			a.errs++
+		}
+		if judged {
+			a.n++
+			if success {
+				a.succ++
+			}
+		}
+	}
+	s.ASR = NewRate(succ, n)
+	keys := make([]string, 0, len(groups))
+	for k := range groups {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		a := groups[k]
+		s.Groups = append(s.Groups, Group{Values: values[k], ASR: NewRate(a.succ, a.n), Errors: a.errs})
+	}
+	return s
+}
+
+// WriteText writes the summary as aligned text: totals, outcomes, and the
+// groups when there are any.
+func (s Summary) WriteText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "cells\t%d\n", s.Cells)
+	fmt.Fprintf(tw, "attack success\t%s\n", s.ASR)
+	fmt.Fprintf(tw, "runtime errors\t%d\n", s.Errors)
+	if s.NotJudged > 0 {
+		fmt.Fprintf(tw, "not judged\t%d\n", s.NotJudged)
+	}
+	var parts []string
+	for _, o := range judge.Outcomes {
+		if c := s.Outcomes[o]; c > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", o, c))
+		}
+	}
+	for o, c := range s.Outcomes {
+		if !o.Valid() && c > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", o, c))
+		}
+	}
+	fmt.Fprintf(tw, "outcomes\t%s\n", strings.Join(parts, ", "))
+	if len(s.Groups) > 0 {
+		fmt.Fprintln(tw)
+		fmt.Fprintf(tw, "%s\tsuccess\trate\t95%% CI\terrors\n", strings.ToUpper(strings.Join(s.By, "\t")))
+		for _, g := range s.Groups {
+			fmt.Fprintf(tw, "%s\t%d/%d\t%.1f%%\t%.1f–%.1f%%\t%d\n", strings.Join(g.Values, "\t"), g.ASR.Successes, g.ASR.N, 100*g.ASR.Rate, 100*g.ASR.Low, 100*g.ASR.High, g.Errors)
+		}
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,198 @@
+package report
+
+import (
+	"bufio"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/pikit-go/pikit/matrix"
+)
+
+// Writer receives results one at a time. Close finishes the output.
+type Writer interface {
+	Write(matrix.Result) error
+	Close() error
+}
+
+// ErrExists is returned by Create for an existing file without force.
+var ErrExists = errors.New("output file exists")
+
+// Formats lists the output formats by extension.
+var Formats = []string{".jsonl", ".json", ".csv"}
+
+// FormatOf returns the format of a path from its extension, or an error
+// naming the supported ones.
+func FormatOf(path string) (string, error) {
+	ext := strings.ToLower(filepath.Ext(path))
+	for _, f := range Formats {
+		if ext == f {
+			return f, nil
+		}
+	}
+	return "", fmt.Errorf("%s: unknown output format %q; use one of %s", path, ext, strings.Join(Formats, ", "))
+}
+
+// Create opens an output file, its format chosen by extension. An existing
+// file is an error wrapping ErrExists unless force is set. JSONL is written
+// in place, a line flushed per result; JSON and CSV are written to a
+// temporary file beside path and renamed over it by Close, so a half-written
+// file never carries the final name.
+func Create(path string, force bool) (Writer, error) {
+	format, err := FormatOf(path)
+	if err != nil {
+		return nil, err
+	}
+	if !force {
+		if _, err := os.Stat(path); err == nil {
+			return nil, fmt.Errorf("%s: %w (use --force to overwrite)", path, ErrExists)
+		}
+	}
+	if format == ".jsonl" {
+		f, err := os.Create(path)
+		if err != nil {
+			return nil, err
+		}
+		return &fileWriter{Writer: NewJSONL(f), f: f}, nil
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, err
+	}
+	var w Writer
+	if format == ".json" {
+		w = NewJSON(f)
+	} else {
+		w = NewCSV(f)
+	}
+	return &fileWriter{Writer: w, f: f, rename: path}, nil
+}
+
+type fileWriter struct {
+	Writer
+	f      *os.File
+	rename string
+}
+
+func (w *fileWriter) Close() error {
+	err := w.Writer.Close()
+	if cerr := w.f.Close(); err == nil {
+		err = cerr
+	}
+	if w.rename != "" {
+		if err != nil {
+			os.Remove(w.f.Name())
+			return err
+		}
+		return os.Rename(w.f.Name(), w.rename)
+	}
+	return err
+}
+
+// NewJSONL writes one JSON object per line, flushing each.
+func NewJSONL(w io.Writer) Writer { return &jsonlWriter{bw: bufio.NewWriter(w)} }
+
+type jsonlWriter struct {
+	bw *bufio.Writer
+}
+
+func (w *jsonlWriter) Write(r matrix.Result) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	if _, err := w.bw.Write(b); err != nil {
+		return err
+	}
+	return w.bw.Flush()
+}
+
+func (w *jsonlWriter) Close() error { return w.bw.Flush() }
+
+// NewJSON writes a JSON array of results, as the Python pikit's save_json.
+func NewJSON(w io.Writer) Writer { return &jsonWriter{bw: bufio.NewWriter(w)} }
+
+type jsonWriter struct {
+	bw *bufio.Writer
+	n  int
+}
+
+func (w *jsonWriter) Write(r matrix.Result) error {
+	b, err := json.MarshalIndent(r, "  ", "  ")
+	if err != nil {
+		return err
+	}
+	sep := ",\n  "
+	if w.n == 0 {
+		sep = "[\n  "
+	}
+	w.n++
+	if _, err := w.bw.WriteString(sep); err != nil {
+		return err
+	}
+	_, err = w.bw.Write(b)
+	return err
+}
+
+func (w *jsonWriter) Close() error {
+	end := "\n]\n"
+	if w.n == 0 {
+		end = "[]\n"
+	}
+	if _, err := w.bw.WriteString(end); err != nil {
+		return err
+	}
+	return w.bw.Flush()
+}
+
+// CSVColumns are the columns of the CSV format: the Python pikit's flat
+// columns first, then pikit's own. The trace is left out.
+var CSVColumns = []string{
+	"attack", "defense", "channel", "agent", "target", "success", "confidence", "sink_fired",
+	"reason", "signals", "final_text", "timestamp",
+	"key", "outcome", "case_id", "case_description", "task", "repeat_index", "seed", "run_id",
+	"latency_ms", "prompt_tokens", "completion_tokens", "error",
+}
+
+// NewCSV writes one row per result under CSVColumns.
+func NewCSV(w io.Writer) Writer { return &csvWriter{cw: csv.NewWriter(w)} }
+
+type csvWriter struct {
+	cw     *csv.Writer
+	header bool
+}
+
+func (w *csvWriter) Write(r matrix.Result) error {
+	if !w.header {
+		w.header = true
+		if err := w.cw.Write(CSVColumns); err != nil {
+			return err
+		}
+	}
+	row := []string{
+		r.Attack, r.Defense, r.Channel, r.Agent, r.Target, strconv.FormatBool(r.Success), r.Confidence,
+		strconv.FormatBool(r.SinkFired), r.Reason, strings.Join(r.Signals, ";"), r.FinalText, r.Timestamp,
+		r.Key, string(r.Outcome), r.CaseID, r.CaseDescription, r.Task, strconv.Itoa(r.RepeatIndex),
+		strconv.FormatInt(r.Seed, 10), r.RunID, strconv.FormatInt(r.LatencyMS, 10),
+		strconv.Itoa(r.Usage.PromptTokens), strconv.Itoa(r.Usage.CompletionTokens), r.Error,
+	}
+	return w.cw.Write(row)
+}
+
+func (w *csvWriter) Close() error {
+	if !w.header {
+		w.header = true
+		if err := w.cw.Write(CSVColumns); err != nil {
+			return err
+		}
+	}
+	w.cw.Flush()
+	return w.cw.Error()
+}

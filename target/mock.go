@@ -1,0 +1,106 @@
+package target
+
+import (
+	"context"
+	"fmt"
+	"sync"
+)
+
+// MockPrefix starts every text the echo mock returns.
+const MockPrefix = "[mock] "
+
+func init() {
+	Register(Provider{
+		Name:        "mock",
+		Description: "offline test fixtures: mock (echo) needs no key or network",
+		Open: func(model string, opts Options) (Target, error) {
+			for k := range opts {
+				return nil, fmt.Errorf("mock takes no option %q", k)
+			}
+			switch model {
+			case "", "echo":
+				return Echo{}, nil
+			}
+			return nil, fmt.Errorf("unknown mock model %q; known: echo", model)
+		},
+	})
+}
+
+// Echo is the offline test fixture behind "mock". It never follows an
+// injection, so it cannot show whether an attack works; it shows that the
+// pipeline delivered what it should. When tools are offered and none has
+// been called yet, it calls the first one with no arguments; otherwise it
+// answers with MockPrefix followed by the latest tool result, or the latest
+// user message when there is none.
+type Echo struct{}
+
+var _ Target = Echo{}
+
+// Chat implements Target.
+func (Echo) Chat(ctx context.Context, req Request) (Response, error) {
+	if err := ctx.Err(); err != nil {
+		return Response{}, err
+	}
+	called := false
+	for _, m := range req.Messages {
+		if m.Role == RoleTool {
+			called = true
+			break
+		}
+	}
+	if len(req.Tools) > 0 && !called {
+		return Response{
+			ToolCalls:  []ToolCall{{ID: fmt.Sprintf("mock-%d", len(req.Messages)), Name: req.Tools[0].Name, Arguments: "{}"}},
+			StopReason: "tool_use",
+		}, nil
+	}
+	seen := ""
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		m := req.Messages[i]
+		if m.Role == RoleTool || m.Role == RoleUser {
+			seen = m.Content
+			break
+		}
+	}
+	return Response{Text: MockPrefix + seen, StopReason: "end"}, nil
+}
+
+// Scripted returns given responses in turn, for tests that drive an exact
+// tool-call sequence. Once the script is used up it answers with a final
+// text saying so. It is safe for concurrent use, though concurrent callers
+// share one script.
+type Scripted struct {
+	mu        sync.Mutex
+	responses []Response
+	requests  []Request
+}
+
+var _ Target = (*Scripted)(nil)
+
+// NewScripted returns a target that replays responses.
+func NewScripted(responses ...Response) *Scripted {
+	return &Scripted{responses: responses}
+}
+
+// Chat implements Target.
+func (s *Scripted) Chat(ctx context.Context, req Request) (Response, error) {
+	if err := ctx.Err(); err != nil {
+		return Response{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.requests = append(s.requests, req)
+	if len(s.responses) == 0 {
+		return Response{Text: MockPrefix + "(script exhausted)", StopReason: "end"}, nil
+	}
+	r := s.responses[0]
+	s.responses = s.responses[1:]
+	return r, nil
+}
+
+// Requests returns the requests received so far.
+func (s *Scripted) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.requests...)
+}
