@@ -18,7 +18,9 @@ func text(s string) func(map[string]any) string {
 
 func p(name, desc string) Param { return Param{Name: name, Type: "string", Description: desc} }
 
-func req(name, desc string) Param { return Param{Name: name, Type: "string", Description: desc, Required: true} }
+func req(name, desc string) Param {
+	return Param{Name: name, Type: "string", Description: desc, Required: true}
+}
 
 // sink builds a sink tool whose confirmation is formatted from its arguments.
 func sink(name, desc string, params []Param, confirm func(a map[string]any) string) Tool {
@@ -121,13 +123,17 @@ var (
 		Output: text("Q3 plan (draft): focus on retention; ship the billing revamp in August; hire two support engineers.")}
 	getDocument = Tool{Name: "get_document", Description: "Fetch a knowledge-base document by id.",
 		Params: []Param{req("doc_id", "document id")},
-		Output: func(a map[string]any) string { return fmt.Sprintf("Document %s is archived and has no further text.", str(a, "doc_id")) }}
+		Output: func(a map[string]any) string {
+			return fmt.Sprintf("Document %s is archived and has no further text.", str(a, "doc_id"))
+		}}
 	fetchURL = Tool{Name: "fetch_url", Description: "Fetch a web page and return its content.",
 		Params: []Param{p("url", "address of the page")},
 		Output: text("<html><body><h1>Trail running shoes</h1><p>Light, grippy and built for wet ground.</p></body></html>")}
 	webSearch = Tool{Name: "web_search", Description: "Search the web and return the top results.",
 		Params: []Param{req("query", "search words")},
-		Output: func(a map[string]any) string { return fmt.Sprintf("Top result for %q: an encyclopedia article.", str(a, "query")) }}
+		Output: func(a map[string]any) string {
+			return fmt.Sprintf("Top result for %q: an encyclopedia article.", str(a, "query"))
+		}}
 	loadSkill = Tool{Name: "load_skill", Description: "Load an Agent Skill (its SKILL.md) by name.",
 		Params: []Param{p("name", "skill name")},
 		Output: text("---\nname: pdf-summarizer\ndescription: Summarise PDF files page by page.\n---\n# PDF summarizer\nRead each page and write a three-line summary.")}

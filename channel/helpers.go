@@ -185,3 +185,74 @@ func freshName(taken func(string) bool, candidates ...string) string {
 		}
 	}
 }
+
+// addToField edits text made of blocks: a header line (isHeader) then
+// indented "Label: value" lines, such as a statement's transactions or a
+// translation job's segments. addToField appends value to the field named
+// label of the middle block (after sep); a missing field is added at the
+// end of the block (after the field named after, when the block has it).
+// Continuation lines of a multi-line value are indented two spaces deeper
+// than the field. Text with no blocks gets "label: value" appended.
+func addToField(text string, isHeader func(string) bool, label, after, sep, value string) string {
+	nl := newline(text)
+	lines := strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
+	var headers []int
+	for i, l := range lines {
+		if isHeader(l) {
+			headers = append(headers, i)
+		}
+	}
+	if len(headers) == 0 {
+		return appendBlock(text, label+": "+indentLines(value, "  ", nl))
+	}
+	h := headers[(len(headers)-1)/2]
+	end := h + 1 // one past the block's last line
+	for end < len(lines) && lines[end] != "" && (lines[end][0] == ' ' || lines[end][0] == '\t') {
+		end++
+	}
+	prefix := strings.ToLower(label) + ":"
+	indent, at, afterAt := "  ", -1, -1
+	for i := h + 1; i < end; i++ {
+		trimmed := strings.TrimLeft(lines[i], " \t")
+		lower := strings.ToLower(trimmed)
+		if strings.HasPrefix(lower, prefix) && at < 0 {
+			at = i
+			indent = lines[i][:len(lines[i])-len(trimmed)]
+		} else if after != "" && strings.HasPrefix(lower, strings.ToLower(after)+":") {
+			afterAt = i
+		}
+	}
+	if at < 0 {
+		for i := h + 1; i < end; i++ {
+			trimmed := strings.TrimLeft(lines[i], " \t")
+			if strings.Contains(trimmed, ":") {
+				indent = lines[i][:len(lines[i])-len(trimmed)]
+				break
+			}
+		}
+		pos := end
+		if afterAt >= 0 {
+			pos = afterAt + 1
+			for pos < end && len(lines[pos])-len(strings.TrimLeft(lines[pos], " \t")) > len(indent) {
+				pos++ // past the continuation lines of that field
+			}
+		}
+		line := indent + label + ": " + indentLines(value, indent+"  ", "\n")
+		lines = append(append(append([]string{}, lines[:pos]...), line), lines[pos:]...)
+	} else {
+		last := at
+		for last+1 < end && len(lines[last+1])-len(strings.TrimLeft(lines[last+1], " \t")) > len(indent) {
+			last++
+		}
+		s := sep
+		if strings.TrimSpace(lines[last]) == strings.TrimSpace(lines[at]) && strings.HasSuffix(strings.TrimSpace(lines[at]), ":") {
+			s = " " // an empty field
+		}
+		lines[last] = strings.TrimRight(lines[last], " \t") + s + indentLines(value, indent+"  ", "\n")
+	}
+	out := strings.Join(lines, "\n")
+	if nl == "\r\n" {
+		out = strings.ReplaceAll(out, "\n", "\r\n")
+	}
+	return out
+}

@@ -17,8 +17,10 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pikit-go/pikit/attack"
 	"github.com/pikit-go/pikit/internal/suggest"
 	"github.com/pikit-go/pikit/matrix"
+	"github.com/pikit-go/pikit/target"
 )
 
 //go:embed data/*.toml
@@ -107,6 +109,9 @@ func Parse(file string, data []byte) (*Dataset, error) {
 	bad := func(p, format string, args ...any) {
 		errs = append(errs, &matrix.Error{File: file, Line: idx.Line(p), Key: p, Msg: fmt.Sprintf(format, args...)})
 	}
+	badCase := func(id, p, key, format string, args ...any) {
+		errs = append(errs, &matrix.Error{File: file, Line: idx.Line(p + "." + key), Case: id, Key: key, Msg: fmt.Sprintf(format, args...)})
+	}
 	for _, k := range sortedKeys(table) {
 		if k != "meta" && k != "cases" {
 			bad(k, "unknown top-level key%s; a dataset has [meta] and [[cases]]", suggest.Hint(k, []string{"meta", "cases"}))
@@ -160,27 +165,26 @@ func Parse(file string, data []byte) (*Dataset, error) {
 			if s, isString := v.(string); isString && s != "" {
 				c.ID = s
 			} else {
-				bad(prefix+".id", "want a non-empty string")
+				badCase(c.ID, prefix, "id", "want a non-empty string")
 			}
 		}
 		if v, present := raw["description"]; present {
 			if s, isString := v.(string); isString {
 				c.Description = s
 			} else {
-				bad(prefix+".description", "want a string")
+				badCase(c.ID, prefix, "description", "want a string")
 			}
 		}
 		if first, dup := seen[c.ID]; dup {
-			bad(prefix+".id", "duplicate case id %q (first used at %s)", c.ID, first)
+			badCase(c.ID, prefix, "id", "duplicate case id %q (first used at %s)", c.ID, first)
 		} else {
 			seen[c.ID] = fmt.Sprintf("line %d", idx.Line(prefix+".id"))
 		}
 		cfg, err := matrix.DecodeTable(file, raw, func(p string) int { return idx.Line(prefix + "." + p) }, "", "id", "description")
 		if err != nil {
-			errs = append(errs, fmt.Errorf("case %s: %w", c.ID, err))
+			errs = append(errs, matrix.WithCase(err, c.ID))
 			continue
 		}
-		cfg.Source = fmt.Sprintf("%s, case %s", file, c.ID)
 		cfg.CaseID, cfg.CaseDescription = c.ID, c.Description
 		c.Config = cfg
 		ds.Cases = append(ds.Cases, c)
@@ -206,6 +210,9 @@ type Options struct {
 // Plan applies the options to every case and expands the cases into cells,
 // case by case.
 func Plan(ds *Dataset, opts Options) ([]matrix.Cell, error) {
+	if err := opts.check(); err != nil {
+		return nil, err
+	}
 	var cells []matrix.Cell
 	var errs []error
 	for _, c := range ds.Cases {
@@ -227,7 +234,7 @@ func Plan(ds *Dataset, opts Options) ([]matrix.Cell, error) {
 		}
 		planned, err := matrix.Plan(cfg)
 		if err != nil {
-			errs = append(errs, err)
+			errs = append(errs, matrix.WithCase(err, c.ID))
 			continue
 		}
 		for _, cell := range planned {
@@ -239,6 +246,27 @@ func Plan(ds *Dataset, opts Options) ([]matrix.Cell, error) {
 		return nil, errors.Join(errs...)
 	}
 	return cells, nil
+}
+
+// check validates the overrides once, so a bad one is one error rather
+// than one per case.
+func (o Options) check() error {
+	if o.Target != "" {
+		if _, _, err := target.ParseSpec(o.Target); err != nil {
+			return fmt.Errorf("target override: %w", err)
+		}
+	}
+	switch o.Judge {
+	case "", "rule", "llm", "none":
+	default:
+		return fmt.Errorf("judge override: %w", &matrix.Error{Msg: fmt.Sprintf("unknown judge %q; known: rule, llm, none", o.Judge)})
+	}
+	for _, a := range o.Attacks {
+		if err := attack.Registry.Check(a); err != nil {
+			return fmt.Errorf("attacks override: %w", err)
+		}
+	}
+	return nil
 }
 
 // Run loads a built-in dataset (or a file, for a path) and runs it.

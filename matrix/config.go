@@ -102,7 +102,8 @@ func (c *Config) SetAttacks(names []string) {
 type Error struct {
 	File string // the file, "" when the config was built in code
 	Line int    // 1-based, 0 when unknown
-	Key  string // the key at fault, "" when none
+	Case string // the dataset case, "" outside datasets
+	Key  string // the key at fault ("attacks.1" for an element), "" when none
 	Msg  string
 }
 
@@ -115,8 +116,13 @@ func (e *Error) Error() string {
 		}
 		b.WriteString(": ")
 	}
+	if e.Case != "" {
+		b.WriteString("case ")
+		b.WriteString(e.Case)
+		b.WriteString(": ")
+	}
 	if e.Key != "" {
-		b.WriteString(e.Key)
+		b.WriteString(displayKey(e.Key))
 		b.WriteString(": ")
 	}
 	b.WriteString(e.Msg)
@@ -143,4 +149,40 @@ func (l errorList) err() error {
 		return l[0]
 	}
 	return errors.Join(l...)
+}
+
+// displayKey writes list elements as attacks[1] rather than attacks.1.
+func displayKey(key string) string {
+	parts := strings.Split(key, ".")
+	var b strings.Builder
+	for i, p := range parts {
+		if i > 0 && p != "" && strings.Trim(p, "0123456789") == "" {
+			b.WriteString("[" + p + "]")
+			continue
+		}
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(p)
+	}
+	return b.String()
+}
+
+// WithCase returns err with every *Error in it attributed to a dataset
+// case.
+func WithCase(err error, id string) error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, WithCase(e, id))
+		}
+		return errors.Join(out...)
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		c := *e
+		c.Case = id
+		return &c
+	}
+	return fmt.Errorf("case %s: %w", id, err)
 }

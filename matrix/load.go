@@ -137,11 +137,16 @@ func (d *decoder) line(key string) int {
 	return 0
 }
 
-func (d *decoder) errorf(path, format string, args ...any) {
-	line := 0
-	if d.lines != nil {
-		line = d.lines(path)
+// pathLine returns the line of a document path, 0 when unknown.
+func (d *decoder) pathLine(path string) int {
+	if d.lines == nil {
+		return 0
 	}
+	return d.lines(path)
+}
+
+func (d *decoder) errorf(path, format string, args ...any) {
+	line := d.pathLine(path)
 	key := path
 	if i := strings.Index(key, "cases."); i == 0 {
 		// "cases.3.attacks" → "attacks": the case is named by the caller.
@@ -164,8 +169,8 @@ func (d *decoder) flat(prefix string, m map[string]any) {
 		case "marker":
 			field = "canary"
 		}
-		if _, dup := d.paths[field]; dup && field != k {
-			d.errorf(path, "%s is also set as %s; keep one", k, field)
+		if prev, dup := d.paths[field]; dup {
+			d.errorf(path, "the same setting as %s (line %d); keep one", prev, d.pathLine(prev))
 			continue
 		}
 		d.paths[field] = path

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"errors"
+
 	"github.com/spf13/cobra"
 
 	"github.com/pikit-go/pikit/matrix"
@@ -22,6 +24,9 @@ and [target] sections, as the Python pikit writes them) and judge each.`,
   pikit matrix --config experiment.toml --target openai:gpt-4o-mini -o results.jsonl`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.Config == "" {
+				return usage(errors.New("--config FILE.toml is required"))
+			}
 			if err := o.complete(cmd); err != nil {
 				return err
 			}
@@ -29,7 +34,6 @@ and [target] sections, as the Python pikit writes them) and judge each.`,
 		},
 	}
 	cmd.Flags().StringVarP(&o.Config, "config", "c", "", "experiment config `FILE` (TOML)")
-	_ = cmd.MarkFlagRequired("config")
 	o.addFlags(cmd)
 	return cmd
 }
