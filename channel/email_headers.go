@@ -48,7 +48,8 @@ var (
 func (emailHeaders) Sample() string { return emailSample }
 
 // Taint edits the message's header block. Data with no header block is
-// taken as a message body and given a plain envelope first. Header values
+// taken as a message body and given a plain envelope first. In the Reply-To
+// display name, line breaks in the payload become spaces. Header values
 // are folded at 78 columns and, when they hold line breaks, non-ASCII or
 // anything else a header cannot carry as-is, written as RFC 2047 encoded
 // words, so the header block stays one header per field.
@@ -70,8 +71,9 @@ func (e emailHeaders) Taint(data, payload string) (string, error) {
 		}
 		msg.set(i, "Subject", value+headerText(payload))
 	case "reply_to":
-		addr := "replies@" + msg.domain()
-		value := headerPhrase(payload) + " <" + addr + ">"
+		// A display name is one line: mail readers reject line breaks in it.
+		name := strings.Join(strings.Fields(strings.Join(splitLines(payload), " ")), " ")
+		value := headerPhrase(name) + " <replies@" + msg.domain() + ">"
 		if i := msg.find("Reply-To"); i >= 0 {
 			msg.set(i, "Reply-To", value)
 		} else if i := msg.find("From"); i >= 0 {
