@@ -96,7 +96,6 @@ type Scenario struct {
 	Tools       []Tool
 	TaintPoint  string // the source tool whose output carries the payload ("" for chat)
 	Channel     string // the default channel for indirect injection
-	Sample      string // the default data sample name
 }
 
 // Tool looks up one of the scenario's tools.

@@ -15,7 +15,6 @@ func init() {
 		Tools:       []Tool{readEmail, listEmails, searchEmails, sendEmail, forwardEmail, postMessage},
 		TaintPoint:  "read_email",
 		Channel:     "document",
-		Sample:      "email",
 	})
 	Register(&Scenario{
 		Name:        "rag",
@@ -25,7 +24,6 @@ func init() {
 		Tools:       []Tool{searchKB, getDocument, sendEmail, createTicket},
 		TaintPoint:  "search_kb",
 		Channel:     "markdown",
-		Sample:      "document",
 	})
 	Register(&Scenario{
 		Name:        "browser",
@@ -35,7 +33,6 @@ func init() {
 		Tools:       []Tool{fetchURL, webSearch, postForm, sendEmail},
 		TaintPoint:  "fetch_url",
 		Channel:     "webpage",
-		Sample:      "webpage",
 	})
 	Register(&Scenario{
 		Name:        "tool",
@@ -45,7 +42,6 @@ func init() {
 		Tools:       []Tool{fetchURL, postForm, sendEmail, writeFile, runCommand},
 		TaintPoint:  "fetch_url",
 		Channel:     "webpage",
-		Sample:      "webpage",
 	})
 	Register(&Scenario{
 		Name:        "coding",
@@ -55,6 +51,5 @@ func init() {
 		Tools:       []Tool{loadSkill, readSource, listFiles, runCommand, writeFile, installPackage, runTests},
 		TaintPoint:  "load_skill",
 		Channel:     "skills",
-		Sample:      "skill",
 	})
 }

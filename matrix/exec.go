@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/pikit-go/pikit/agent"
-	"github.com/pikit-go/pikit/attack"
 	"github.com/pikit-go/pikit/channel"
+	"github.com/pikit-go/pikit/craft"
 	"github.com/pikit-go/pikit/defense"
 	"github.com/pikit-go/pikit/judge"
 	"github.com/pikit-go/pikit/target"
@@ -158,73 +158,56 @@ func (e *env) craft(cell Cell) (agent.Input, judge.Task, error) {
 	if err != nil {
 		return agent.Input{}, judge.Task{}, err
 	}
-	atk, err := attack.New(cell.Attack.Name, cell.Attack.Kwargs, cell.Seed)
+	o := craft.Options{
+		Attack: cell.Attack.Name, AttackKwargs: cell.Attack.Kwargs,
+		Channel: cell.Channel.Name, ChannelKwargs: cell.Channel.Kwargs,
+		CarrierMode: cfg.CarrierMode, Seed: cell.Seed,
+	}
+	if cell.Direct() {
+		o.Instruction = cfg.UserMessage
+		if o.Instruction == "" {
+			o.Instruction = sc.UserMessage
+		}
+	} else {
+		if o.Data, err = e.data(cfg); err != nil {
+			return agent.Input{}, judge.Task{}, err
+		}
+		if cfg.CarrierMode == "file" {
+			if o.Dir, err = e.carrierDir(); err != nil {
+				return agent.Input{}, judge.Task{}, fmt.Errorf("carrier directory: %w", err)
+			}
+		}
+	}
+	c, err := craft.Craft(cfg.Task, o)
 	if err != nil {
 		return agent.Input{}, judge.Task{}, err
 	}
-	payload := atk.Inject("", cfg.Task)
 	temp := cfg.Temperature
-	in := agent.Input{MaxSteps: cfg.MaxSteps, Temperature: &temp}
+	in := agent.Input{MaxSteps: cfg.MaxSteps, Temperature: &temp, UserMessage: cfg.UserMessage}
 	if cfg.SeedSet {
 		seed := cell.Seed
 		in.Seed = &seed
 	}
-	task := judge.Task{Text: cfg.Task, Payload: payload, Canary: cfg.Canary, RequireSink: cfg.RequireSink, SinkArgs: sinkArgs(cfg.SinkArgs)}
-	if cell.Direct() {
-		instruction := cfg.UserMessage
-		if instruction == "" {
-			instruction = sc.UserMessage
-		}
-		in.UserMessage = atk.Inject(instruction, cfg.Task)
-		in.UserTainted = true
-		in.Instruction = instruction
-		return in, task, nil
-	}
-	ch, err := channel.New(cell.Channel.Name, cell.Channel.Kwargs, cell.Seed)
-	if err != nil {
-		return agent.Input{}, judge.Task{}, err
-	}
-	data := ""
-	switch s, ok := channel.LookupSample(cfg.DataSample); {
-	case cfg.DataSample != "" && ok:
-		data = s
-	case cfg.DataSample != "":
-		return agent.Input{}, judge.Task{}, channel.CheckSample(cfg.DataSample)
-	default:
-		if sm, ok := ch.(channel.Sampler); ok {
-			data = sm.Sample()
-		} else if s, ok := channel.LookupSample(sc.Sample); ok {
-			data = s
-		}
-	}
-	var artifact string
-	if cfg.CarrierMode == "file" {
-		fw, ok := ch.(channel.FileWriter)
-		if !ok {
-			return agent.Input{}, judge.Task{}, fmt.Errorf("channel %s cannot write a file carrier (carrier_mode = \"file\")", cell.Channel.Name)
-		}
-		dir, err := e.carrierDir()
-		if err != nil {
-			return agent.Input{}, judge.Task{}, fmt.Errorf("carrier directory: %w", err)
-		}
-		path, err := fw.TaintFile(dir, data, payload)
-		if err != nil {
-			return agent.Input{}, judge.Task{}, fmt.Errorf("channel %s: %w", cell.Channel.Name, err)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return agent.Input{}, judge.Task{}, fmt.Errorf("channel %s: %w", cell.Channel.Name, err)
-		}
-		artifact = string(b)
+	if c.Mode == craft.Direct {
+		in.UserMessage, in.UserTainted, in.Instruction = c.Delivery, true, o.Instruction
 	} else {
-		artifact, err = ch.Taint(data, payload)
-		if err != nil {
-			return agent.Input{}, judge.Task{}, fmt.Errorf("channel %s: %w", cell.Channel.Name, err)
-		}
+		in.Taint = map[string]string{sc.TaintPoint: c.Delivery}
 	}
-	in.Taint = map[string]string{sc.TaintPoint: artifact}
-	in.UserMessage = cfg.UserMessage
+	task := judge.Task{Text: cfg.Task, Payload: c.Payload, Canary: cfg.Canary, RequireSink: cfg.RequireSink, SinkArgs: sinkArgs(cfg.SinkArgs)}
 	return in, task, nil
+}
+
+// data picks the clean carrier of an indirect cell: the config's
+// data_sample, or "" for the channel's own sample.
+func (e *env) data(cfg *Config) (string, error) {
+	if cfg.DataSample == "" {
+		return "", nil
+	}
+	s, ok := channel.LookupSample(cfg.DataSample)
+	if !ok {
+		return "", channel.CheckSample(cfg.DataSample)
+	}
+	return s, nil
 }
 
 // buildHooks places the cell's defense: on the user message for direct

@@ -1,0 +1,95 @@
+// Package craft builds attack content: the attacker's task is worded by an
+// attack, then either delivered as the user message (direct injection) or
+// hidden in a carrier by a channel (indirect injection), as text or as a
+// real file.
+package craft
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/pikit-go/pikit/attack"
+	"github.com/pikit-go/pikit/channel"
+)
+
+// Delivery modes.
+const (
+	Direct   = "direct"
+	Indirect = "indirect"
+)
+
+// Options choose how a task is crafted.
+type Options struct {
+	Attack        string         // attack name; "" means naive
+	AttackKwargs  map[string]any // attack options
+	Channel       string         // channel name; "" means direct injection
+	ChannelKwargs map[string]any // channel options
+	// Data is the clean carrier to taint; "" means the channel's own
+	// sample.
+	Data string
+	// Instruction is the benign user request a direct payload is appended
+	// to ("" for the payload alone).
+	Instruction string
+	// CarrierMode is "text" (default) or "file": file mode writes a real
+	// file of the carrier's type into Dir and delivers its content.
+	CarrierMode string
+	Dir         string
+	Seed        int64 // drives any randomness of the methods
+}
+
+// Crafted is what Craft built.
+type Crafted struct {
+	Mode     string `json:"mode"`           // Direct or Indirect
+	Payload  string `json:"payload"`        // the worded task (the attack's output)
+	Delivery string `json:"delivery"`       // the user message, or the tainted carrier
+	Path     string `json:"path,omitempty"` // file mode: the tainted file
+}
+
+// Craft composes task → attack → channel → delivery.
+func Craft(task string, o Options) (Crafted, error) {
+	name := o.Attack
+	if name == "" {
+		name = "naive"
+	}
+	atk, err := attack.New(name, o.AttackKwargs, o.Seed)
+	if err != nil {
+		return Crafted{}, err
+	}
+	payload := atk.Inject("", task)
+	if o.Channel == "" {
+		return Crafted{Mode: Direct, Payload: payload, Delivery: atk.Inject(o.Instruction, task)}, nil
+	}
+	ch, err := channel.New(o.Channel, o.ChannelKwargs, o.Seed)
+	if err != nil {
+		return Crafted{}, err
+	}
+	data := o.Data
+	if data == "" {
+		if s, ok := ch.(channel.Sampler); ok {
+			data = s.Sample()
+		}
+	}
+	out := Crafted{Mode: Indirect, Payload: payload}
+	switch o.CarrierMode {
+	case "", "text":
+		if out.Delivery, err = ch.Taint(data, payload); err != nil {
+			return Crafted{}, fmt.Errorf("channel %s: %w", o.Channel, err)
+		}
+	case "file":
+		fw, ok := ch.(channel.FileWriter)
+		if !ok {
+			return Crafted{}, fmt.Errorf("channel %s cannot write a file carrier", o.Channel)
+		}
+		if out.Path, err = fw.TaintFile(o.Dir, data, payload); err != nil {
+			return Crafted{}, fmt.Errorf("channel %s: %w", o.Channel, err)
+		}
+		b, err := os.ReadFile(out.Path)
+		if err != nil {
+			return Crafted{}, fmt.Errorf("channel %s: %w", o.Channel, err)
+		}
+		out.Delivery = string(b)
+	default:
+		return Crafted{}, fmt.Errorf("unknown carrier mode %q; known: text, file", o.CarrierMode)
+	}
+	return out, nil
+}
