@@ -39,28 +39,10 @@ func (calendarEvent) Sample() string { return calendarSample }
 // object becomes the description of a new event first.
 func (c calendarEvent) Taint(data, payload string) (string, error) {
 	nl := newline(data)
-	if !strings.Contains(strings.ToUpper(data), "BEGIN:VEVENT") {
+	lines, begin, end := icsEvent(data)
+	if begin < 0 {
 		data, nl = wrapEvent(data), "\r\n"
-	}
-	// Unfold into logical lines (a line break followed by a space or tab
-	// continues the line).
-	var lines []string
-	for _, raw := range strings.Split(strings.ReplaceAll(data, "\r\n", "\n"), "\n") {
-		if (strings.HasPrefix(raw, " ") || strings.HasPrefix(raw, "\t")) && len(lines) > 0 {
-			lines[len(lines)-1] += raw[1:]
-			continue
-		}
-		lines = append(lines, raw)
-	}
-	begin, end := -1, -1
-	for i, l := range lines {
-		u := strings.ToUpper(strings.TrimSpace(l))
-		if begin < 0 && u == "BEGIN:VEVENT" {
-			begin = i
-		} else if begin >= 0 && u == "END:VEVENT" {
-			end = i
-			break
-		}
+		lines, begin, end = icsEvent(data)
 	}
 	if end < 0 { // an unterminated event: work to the end
 		end = len(lines)
@@ -120,6 +102,31 @@ func (c calendarEvent) Taint(data, payload string) (string, error) {
 		b.WriteString(nl)
 	}
 	return b.String(), nil
+}
+
+// icsEvent unfolds data into content lines (a line break followed by a
+// space or tab continues the line) and finds the first VEVENT: the index of
+// its BEGIN line (-1 when there is none) and of its END line (-1 when it is
+// unterminated).
+func icsEvent(data string) (lines []string, begin, end int) {
+	for _, raw := range strings.Split(strings.ReplaceAll(data, "\r\n", "\n"), "\n") {
+		if (strings.HasPrefix(raw, " ") || strings.HasPrefix(raw, "\t")) && len(lines) > 0 {
+			lines[len(lines)-1] += raw[1:]
+			continue
+		}
+		lines = append(lines, raw)
+	}
+	begin, end = -1, -1
+	for i, l := range lines {
+		u := strings.ToUpper(strings.TrimSpace(l))
+		if begin < 0 && u == "BEGIN:VEVENT" {
+			begin = i
+		} else if begin >= 0 && u == "END:VEVENT" {
+			end = i
+			break
+		}
+	}
+	return lines, begin, end
 }
 
 func insertLine(lines []string, at int, line string) []string {

@@ -751,8 +751,13 @@ func TestBadOption(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"X Note", "X-Note:", "", "Ünïcode"} {
-		if _, err := New("email_headers", map[string]any{"field": "custom", "header_name": bad}, 0); !errors.Is(err, method.ErrOption) {
-			t.Errorf("header_name %q: err = %v, want ErrOption", bad, err)
+		_, err := New("email_headers", map[string]any{"field": "custom", "header_name": bad}, 0)
+		var oe *method.OptionError
+		if !errors.Is(err, method.ErrOption) || !errors.As(err, &oe) || oe.Option != "header_name" {
+			t.Errorf("header_name %q: err = %v, want an OptionError", bad, err)
+		}
+		if err != nil && strings.Count(err.Error(), "email_headers") != 1 {
+			t.Errorf("message repeats the channel name: %v", err)
 		}
 	}
 }
@@ -882,4 +887,45 @@ func BenchmarkTaint(b *testing.B) {
 			}
 		})
 	}
+}
+
+func FuzzTaint(f *testing.F) {
+	f.Add(webpageSample, hostilePayload)
+	f.Add(emailSample, "a\r\nb")
+	f.Add("BEGIN:VEVENT in prose", "x;y,z")
+	f.Add("---\nname: x\n---\n", "--->")
+	f.Add("[]", "")
+	f.Add("{\"a\":[{}]}", "\x00\x7f")
+	f.Add("Sheet: a\n\"unterminated", "p")
+	type built struct {
+		name string
+		ch   Channel
+	}
+	var chans []built
+	for _, info := range Registry.Infos() {
+		for _, opts := range combos(info) {
+			ch, err := New(info.Name, opts, 0)
+			if err != nil {
+				f.Fatal(err)
+			}
+			chans = append(chans, built{info.Name + "/" + comboName(opts), ch})
+		}
+	}
+	f.Fuzz(func(t *testing.T, data, payload string) {
+		for _, c := range chans {
+			out, err := c.ch.Taint(data, payload)
+			if err != nil {
+				if strings.Contains(c.name, "scheme=unicode_tags") {
+					continue
+				}
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			tags := strings.Contains(c.name, "scheme=unicode_tags")
+			if strings.HasPrefix(c.name, "unicode_hidden") && !strings.ContainsFunc(data, isHidden) && !(tags && payload == "") {
+				if p, ok := Decode(out); !ok || p != payload || StripHidden(out) != data {
+					t.Fatalf("%s: round trip failed", c.name)
+				}
+			}
+		}
+	})
 }

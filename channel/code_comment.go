@@ -61,7 +61,7 @@ func (c codeComment) Taint(data, payload string) (string, error) {
 		if i < 0 {
 			return data + nl + comment + nl, nil
 		}
-		return data[:i+1] + comment + nl + data[i+1:], nil
+		return data[:i+1] + comment + nl + nl + data[i+1:], nil
 	}
 	if data == "" {
 		return comment + nl, nil

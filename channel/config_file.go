@@ -107,66 +107,55 @@ func commentText(s string) string {
 // key says it describes something.
 func (c configFile) extendValue(text, payload string) (string, bool) {
 	lines := strings.Split(text, "\n")
-	best, bestOld := -1, ""
-	var render func(i int, value string) string
+	// Candidate lines by their shape, describing keys first; only those are
+	// decoded, in that order, until one holds a non-empty string.
+	var first, rest []int
 	for i, l := range lines {
-		old, ok := "", false
-		var key string
-		switch c.format {
-		case "yaml":
-			m := yamlScalarLine.FindStringSubmatch(l)
-			if m == nil || strings.Contains(m[3], " #") {
-				continue
+		if k := keyOf(c.format, l); k != "" {
+			if describing.MatchString(k) {
+				first = append(first, i)
+			} else {
+				rest = append(rest, i)
 			}
-			var v map[string]any
-			if yaml.Unmarshal([]byte(m[2]+": "+m[3]), &v) == nil {
-				old, ok = v[m[2]].(string)
-			}
-			key = m[2]
-		case "toml":
-			m := tomlStringLine.FindStringSubmatch(l)
-			if m == nil {
-				continue
-			}
-			var v map[string]any
-			if toml.Unmarshal([]byte(m[2]+" = "+m[3]), &v) == nil {
-				old, ok = v[m[2]].(string)
-			}
-			key = m[2]
-		case "env":
-			m := envLine.FindStringSubmatch(l)
-			if m == nil {
-				continue
-			}
-			old, ok = envUnquote(m[3]), true
-			key = m[2]
-		}
-		if !ok || strings.TrimSpace(old) == "" {
-			continue
-		}
-		if best < 0 || (describing.MatchString(key) && !describing.MatchString(keyOf(c.format, lines[best]))) {
-			best, bestOld = i, old
 		}
 	}
-	if best < 0 {
-		return "", false
-	}
-	render = func(i int, value string) string {
+	for _, i := range append(first, rest...) {
 		l := lines[i]
+		var line string
 		switch c.format {
 		case "yaml":
 			m := yamlScalarLine.FindStringSubmatch(l)
-			return m[1] + m[2] + ": " + yamlQuote(value)
+			if strings.Contains(m[3], " #") {
+				continue // a trailing comment: leave the line alone
+			}
+			var v map[string]any
+			if yaml.Unmarshal([]byte(m[2]+": "+m[3]), &v) != nil {
+				continue
+			}
+			if old, ok := v[m[2]].(string); ok && strings.TrimSpace(old) != "" {
+				line = m[1] + m[2] + ": " + yamlQuote(old+" "+payload)
+			}
 		case "toml":
 			m := tomlStringLine.FindStringSubmatch(l)
-			return m[1] + m[2] + " = " + tomlQuote(value)
+			var v map[string]any
+			if toml.Unmarshal([]byte(m[2]+" = "+m[3]), &v) != nil {
+				continue
+			}
+			if old, ok := v[m[2]].(string); ok && strings.TrimSpace(old) != "" {
+				line = m[1] + m[2] + " = " + tomlQuote(old+" "+payload)
+			}
 		default:
 			m := envLine.FindStringSubmatch(l)
-			return m[1] + m[2] + "=" + envQuote(value)
+			if old := envUnquote(m[3]); strings.TrimSpace(old) != "" {
+				line = m[1] + m[2] + "=" + envQuote(old+" "+payload)
+			}
+		}
+		if line != "" {
+			lines[i] = line
+			return strings.Join(lines, "\n"), true
 		}
 	}
-	lines[best] = render(best, bestOld+" "+payload)
-	return strings.Join(lines, "\n"), true
+	return "", false
 }
 
 func keyOf(format, line string) string {

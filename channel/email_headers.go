@@ -27,8 +27,8 @@ func init() {
 		},
 	}, func(o options) (Channel, error) {
 		if !validHeaderName(o["header_name"]) {
-			return nil, &method.OptionError{Kind: "channel", Method: "email_headers", Option: "header_name",
-				Problem: fmt.Sprintf("%q is not a header field name (printable ASCII, no spaces or colons)", o["header_name"])}
+			return nil, factoryOptionError("email_headers", "header_name",
+				fmt.Sprintf("%q is not a header field name (printable ASCII, no spaces or colons)", o["header_name"]), nil)
 		}
 		return emailHeaders{field: o["field"], header: o["header_name"]}, nil
 	})

@@ -39,13 +39,28 @@ func resolveOptions(info method.Info, a method.Args) (options, error) {
 			v = def
 		}
 		if len(opt.Choices) > 0 && !slices.Contains(opt.Choices, v) {
-			return nil, &method.OptionError{Kind: "channel", Method: info.Name, Option: opt.Name,
-				Problem: fmt.Sprintf("%q is not one of the choices", v), Valid: opt.Choices}
+			return nil, factoryOptionError(info.Name, opt.Name, fmt.Sprintf("%q is not one of the choices", v), opt.Choices)
 		}
 		o[opt.Name] = v
 	}
 	return o, nil
 }
+
+// factoryOptionError reports a bad option found by a channel's factory. The
+// registry already puts "channel <name>: " in front of factory errors, so the
+// message leaves that out; errors.Is(err, method.ErrOption) and errors.As
+// to *method.OptionError both hold.
+func factoryOptionError(channel, option, problem string, valid []string) error {
+	return bareOptionError{&method.OptionError{Kind: "channel", Method: channel, Option: option, Problem: problem, Valid: valid}}
+}
+
+type bareOptionError struct{ *method.OptionError }
+
+func (e bareOptionError) Error() string {
+	return strings.TrimPrefix(e.OptionError.Error(), e.Kind+" "+e.Method+": ")
+}
+
+func (e bareOptionError) Unwrap() error { return e.OptionError }
 
 // writeFile writes content to dir/name, creating dir if needed.
 func writeFile(dir, name, content string) (string, error) {
@@ -113,19 +128,12 @@ func indentLines(s, indent, nl string) string {
 	return strings.Join(lines, nl+indent)
 }
 
-// commentSafe makes text safe inside an HTML or XML comment: a comment ends
-// at "-->" (and may not hold "--" at all in XML), so every "--" gets a space
-// between its dashes, and a leading ">" or "->" (which would close the
-// comment at once) gets a space before it.
+// commentSafe makes text safe inside an HTML comment written as
+// "<!-- text -->": a comment may not hold "--" (it would end at "-->" or
+// "--!>"), so every "--" gets a space between its dashes.
 func commentSafe(text string) string {
 	for strings.Contains(text, "--") {
 		text = strings.ReplaceAll(text, "--", "- -")
-	}
-	if strings.HasPrefix(text, ">") || strings.HasPrefix(text, "->") {
-		text = " " + text
-	}
-	if strings.HasSuffix(text, "-") {
-		text += " "
 	}
 	return text
 }

@@ -1,6 +1,7 @@
 package channel
 
 import (
+	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -225,7 +226,7 @@ func (s skills) TaintFile(dir, data, payload string) (string, error) {
 		desc := "Instructions for " + skillName(out) + "."
 		out = "---\nname: " + skillName(out) + "\ndescription: " + yamlQuote(desc) + "\n---\n" + body
 	}
-	return writeFile(dir+"/"+skillName(out), "SKILL.md", out)
+	return writeFile(filepath.Join(dir, skillName(out)), "SKILL.md", out)
 }
 
 const skillSample = `---

@@ -56,7 +56,8 @@ var (
 func (unicodeHidden) Sample() string { return plainSample }
 
 // Taint inserts the encoded payload; the visible text is unchanged, and
-// StripHidden(out) == data. The tag scheme can carry ASCII only: a payload
+// StripHidden(out) == data. At the end, the run goes before the final line
+// break so it stays on the last line. The tag scheme can carry ASCII only: a payload
 // with other characters is an error (use the zero_width scheme for it).
 func (u unicodeHidden) Taint(data, payload string) (string, error) {
 	var hidden string
@@ -86,7 +87,7 @@ func (u unicodeHidden) Taint(data, payload string) (string, error) {
 		b.WriteRune(zwEnd)
 		hidden = b.String()
 	}
-	at := len(data)
+	at := len(strings.TrimRight(data, "\r\n")) // end: on the last line, before the final line break
 	switch u.position {
 	case "start":
 		at = 0
@@ -134,12 +135,16 @@ func isHidden(r rune) bool {
 // StripHidden removes the invisible code points the unicode_hidden channel
 // writes, giving back the visible text.
 func StripHidden(s string) string {
-	return strings.Map(func(r rune) rune {
-		if isHidden(r) {
-			return -1
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if !isHidden(r) {
+			b.WriteString(s[i : i+n]) // invalid bytes are kept as they are
 		}
-		return r
-	}, s)
+		i += n
+	}
+	return b.String()
 }
 
 // Decode recovers a payload hidden by the unicode_hidden channel in either
