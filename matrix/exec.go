@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pikit-go/pikit/agent"
@@ -24,6 +25,9 @@ type env struct {
 	open    func(spec string, opts target.Options) (target.Target, error)
 	runID   string
 	workDir string
+
+	requests atomic.Int64
+	tokens   atomic.Int64
 
 	mu      sync.Mutex
 	targets map[string]target.Target
@@ -57,8 +61,28 @@ func (e *env) target(cfg *Config) (target.Target, error) {
 		e.errs[id] = err
 		return nil, err
 	}
+	t = counting{t, e}
 	e.targets[id] = t
 	return t, nil
+}
+
+// stats returns what the run has spent so far.
+func (e *env) stats() Stats {
+	return Stats{Requests: e.requests.Load(), Tokens: e.tokens.Load()}
+}
+
+// counting counts every request a target sends and the tokens it reports,
+// for budgets.
+type counting struct {
+	target.Target
+	e *env
+}
+
+func (c counting) Chat(ctx context.Context, req target.Request) (target.Response, error) {
+	c.e.requests.Add(1)
+	resp, err := c.Target.Chat(ctx, req)
+	c.e.tokens.Add(int64(resp.Usage.PromptTokens + resp.Usage.CompletionTokens))
+	return resp, err
 }
 
 // carrierDir returns the per-run directory for file-mode carriers.

@@ -2,10 +2,12 @@ package matrix
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/pikit-go/pikit/agent"
@@ -35,52 +37,157 @@ func (c Cell) Direct() bool { return c.Channel.Name == DirectChannel }
 // channel × repeat, in that nesting order. A direct-only agent (chat) takes
 // only the direct channel; any other agent given the direct channel "" uses
 // its scenario's default channel. Cells that resolve to the same choices
-// appear once.
+// appear once. For large plans, Expand computes cells on demand instead.
 func Plan(cfg Config) ([]Cell, error) {
+	g, err := Expand(cfg)
+	if err != nil {
+		return nil, err
+	}
+	cells := make([]Cell, g.Len())
+	for i := range cells {
+		cells[i] = g.Cell(i)
+	}
+	return cells, nil
+}
+
+// Source is a sequence of cells a Runner executes.
+type Source interface {
+	Len() int
+	Cell(i int) Cell
+}
+
+// Cells is a Source over a slice.
+type Cells []Cell
+
+// Len implements Source.
+func (c Cells) Len() int { return len(c) }
+
+// Cell implements Source.
+func (c Cells) Cell(i int) Cell { return c[i] }
+
+// Grid is an expanded config whose cells are computed on demand, so a plan
+// of millions of cells takes no memory per cell.
+type Grid struct {
+	cfg      *Config
+	attacks  []axisEntry
+	defenses []axisEntry
+	blocks   []block // one per agent, in order
+	repeats  int
+	total    int
+	prefix   []byte // key material shared by every cell
+}
+
+// axisEntry is one value of an axis with its key material.
+type axisEntry struct {
+	spec Spec
+	key  []byte
+}
+
+type block struct {
+	agent    string
+	channels []axisEntry
+	start    int
+	size     int
+}
+
+// Expand validates cfg and returns its cells as a Grid.
+func Expand(cfg Config) (*Grid, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	shared := cfg
-	c := &shared
-	agents := expand(c.Agents, agent.Names)
-	attacks := axis(c.Attacks, c.attacksSet || len(c.AttackSpecs) == 0, c.AttackSpecs, attack.Names)
-	defenses := axis(c.Defenses, c.defensesSet || len(c.DefenseSpecs) == 0, c.DefenseSpecs, defense.AllNames)
+	c := &cfg
+	g := &Grid{cfg: c, repeats: c.Repeats, prefix: configKey(c)}
+	g.attacks = entries(axis(c.Attacks, c.attacksSet || len(c.AttackSpecs) == 0, c.AttackSpecs, attack.Names))
+	g.defenses = entries(axis(c.Defenses, c.defensesSet || len(c.DefenseSpecs) == 0, c.DefenseSpecs, defense.AllNames))
 	channels := axis(c.Channels, c.channelsSet || len(c.ChannelSpecs) == 0, c.ChannelSpecs, channel.Names)
-
-	var cells []Cell
+	agents := expand(c.Agents, agent.Names)
 	seen := map[string]bool{}
 	for _, ag := range agents {
+		if seen[ag] {
+			continue
+		}
+		seen[ag] = true
 		sc, err := agent.Lookup(ag)
 		if err != nil {
 			return nil, &Error{File: c.Source, Key: "agents", Msg: err.Error()}
 		}
-		for _, at := range attacks {
-			for _, df := range defenses {
-				for _, ch := range channels {
-					if sc.Direct() && ch.Name != DirectChannel {
-						continue
-					}
-					if !sc.Direct() && ch.Name == DirectChannel {
-						ch = specFor(sc.Channel, c.ChannelSpecs)
-					}
-					for r := 0; r < c.Repeats; r++ {
-						cell := Cell{Agent: ag, Attack: at, Defense: df, Channel: ch, Repeat: r, Seed: c.Seed + int64(r), Config: c}
-						cell.Key = cellKey(cell)
-						if seen[cell.Key] {
-							continue
-						}
-						seen[cell.Key] = true
-						cell.Index = len(cells)
-						cells = append(cells, cell)
-					}
-				}
+		var chans []Spec
+		for _, ch := range channels {
+			if sc.Direct() && ch.Name != DirectChannel {
+				continue
 			}
+			if !sc.Direct() && ch.Name == DirectChannel {
+				ch = specFor(sc.Channel, c.ChannelSpecs)
+			}
+			chans = appendUnique(chans, ch)
 		}
+		if len(chans) == 0 {
+			continue
+		}
+		b := block{agent: ag, channels: entries(chans), start: g.total}
+		b.size = len(g.attacks) * len(g.defenses) * len(b.channels) * g.repeats
+		g.total += b.size
+		g.blocks = append(g.blocks, b)
 	}
-	if len(cells) == 0 {
+	if g.total == 0 {
 		return nil, &Error{File: c.Source, Key: "channels", Msg: fmt.Sprintf("the plan has no cells: agents %s take only direct injection, so channels must include \"\"", strings.Join(agents, ", "))}
 	}
-	return cells, nil
+	return g, nil
+}
+
+// Len implements Source.
+func (g *Grid) Len() int { return g.total }
+
+// Config returns the config the grid was expanded from.
+func (g *Grid) Config() *Config { return g.cfg }
+
+// Cell implements Source: the i-th cell in plan order.
+func (g *Grid) Cell(i int) Cell {
+	bi := len(g.blocks) - 1
+	for bi > 0 && g.blocks[bi].start > i {
+		bi--
+	}
+	b := &g.blocks[bi]
+	j := i - b.start
+	r := j % g.repeats
+	j /= g.repeats
+	ch := b.channels[j%len(b.channels)]
+	j /= len(b.channels)
+	df := g.defenses[j%len(g.defenses)]
+	at := g.attacks[j/len(g.defenses)]
+	cell := Cell{Index: i, Agent: b.agent, Attack: at.spec, Defense: df.spec, Channel: ch.spec, Repeat: r, Seed: g.cfg.Seed + int64(r), Config: g.cfg}
+	h := sha256.New()
+	h.Write(g.prefix)
+	h.Write([]byte(b.agent))
+	h.Write([]byte{0})
+	h.Write(at.key)
+	h.Write(df.key)
+	h.Write(ch.key)
+	var buf [16]byte
+	binary.LittleEndian.PutUint64(buf[:8], uint64(r))
+	binary.LittleEndian.PutUint64(buf[8:], uint64(cell.Seed))
+	h.Write(buf[:])
+	var sum [sha256.Size]byte
+	cell.Key = hex.EncodeToString(h.Sum(sum[:0])[:8])
+	return cell
+}
+
+func entries(specs []Spec) []axisEntry {
+	out := make([]axisEntry, len(specs))
+	for i, s := range specs {
+		b, _ := json.Marshal(s) // map keys sorted: independent of config order
+		out[i] = axisEntry{spec: s, key: append(b, 0)}
+	}
+	return out
+}
+
+func appendUnique(list []Spec, s Spec) []Spec {
+	for _, o := range list {
+		if o.Name == s.Name && reflect.DeepEqual(o.Kwargs, s.Kwargs) {
+			return list
+		}
+	}
+	return append(list, s)
 }
 
 // expand replaces "*" by every registered name.
@@ -101,14 +208,7 @@ func expand(names []string, all func() []string) []string {
 // were not given, specs alone make the axis.
 func axis(names []string, useNames bool, specs []Spec, all func() []string) []Spec {
 	var out []Spec
-	add := func(s Spec) {
-		for _, o := range out {
-			if o.Name == s.Name && reflect.DeepEqual(o.Kwargs, s.Kwargs) {
-				return
-			}
-		}
-		out = append(out, s)
-	}
+	add := func(s Spec) { out = appendUnique(out, s) }
 	used := map[int]bool{}
 	if useNames {
 		for _, n := range expand(names, all) {
@@ -142,19 +242,12 @@ func specFor(name string, specs []Spec) Spec {
 	return Spec{Name: name}
 }
 
-// cellKey hashes everything that can change a cell's outcome. Map keys are
-// sorted by encoding/json, so the key does not depend on field order in the
-// config file.
-func cellKey(c Cell) string {
-	cfg := c.Config
+// configKey encodes everything of the config that can change a cell's
+// outcome, besides the cell's own choices. encoding/json sorts map keys, so
+// the key does not depend on field order in the config file.
+func configKey(cfg *Config) []byte {
 	material := struct {
 		Case        string         `json:"case,omitempty"`
-		Agent       string         `json:"agent"`
-		Attack      Spec           `json:"attack"`
-		Defense     Spec           `json:"defense"`
-		Channel     Spec           `json:"channel"`
-		Repeat      int            `json:"repeat"`
-		Seed        int64          `json:"seed"`
 		SeedSet     bool           `json:"seed_set"`
 		Task        string         `json:"task"`
 		Canary      string         `json:"canary"`
@@ -168,13 +261,26 @@ func cellKey(c Cell) string {
 		MaxSteps    int            `json:"max_steps"`
 		CarrierMode string         `json:"carrier_mode"`
 		Temperature float64        `json:"temperature"`
-	}{cfg.CaseID, c.Agent, c.Attack, c.Defense, c.Channel, c.Repeat, c.Seed, cfg.SeedSet, cfg.Task, cfg.Canary, cfg.RequireSink,
-		cfg.SinkArgs, cfg.TargetSpec, cfg.TargetOpts, cfg.JudgeType, cfg.UserMessage, cfg.DataSample, cfg.MaxSteps, cfg.CarrierMode, cfg.Temperature}
+	}{cfg.CaseID, cfg.SeedSet, cfg.Task, cfg.Canary, cfg.RequireSink, cfg.SinkArgs, cfg.TargetSpec, cfg.TargetOpts,
+		cfg.JudgeType, cfg.UserMessage, cfg.DataSample, cfg.MaxSteps, cfg.CarrierMode, cfg.Temperature}
 	b, err := json.Marshal(material)
 	if err != nil {
 		// Only unsupported option values (validated away) can fail here.
 		b = fmt.Appendf(nil, "%#v", material)
 	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:8])
+	return append(b, 0)
+}
+
+// Shard returns which of n shards a cell key falls in (0-based): a stable
+// hash, so every machine of a sharded run agrees.
+func Shard(key string, n int) int {
+	if n <= 1 {
+		return 0
+	}
+	v, err := strconv.ParseUint(key, 16, 64)
+	if err != nil {
+		h := sha256.Sum256([]byte(key))
+		v = binary.LittleEndian.Uint64(h[:8])
+	}
+	return int(v % uint64(n))
 }

@@ -4,7 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pikit-go/pikit/target"
@@ -12,6 +15,10 @@ import (
 
 // DefaultConcurrency is the number of workers when Runner.Concurrency is 0.
 const DefaultConcurrency = 8
+
+// ErrBudget is returned by Run when MaxRequests or MaxTokens stopped the
+// run before every cell was scheduled.
+var ErrBudget = errors.New("budget reached")
 
 // Runner executes cells with a pool of workers.
 type Runner struct {
@@ -22,13 +29,24 @@ type Runner struct {
 	// cells done and the total. Calls are serialised.
 	Progress func(done, total int)
 	// Open opens a target spec; nil means target.Open. Each distinct spec
-	// is opened once per run and shared by the workers.
+	// (with its options) is opened once per run and shared by the workers.
 	Open func(spec string, opts target.Options) (target.Target, error)
 	// RunID tags every result; "" means a fresh one.
 	RunID string
 	// WorkDir is where file-mode carriers are written ("" for the system
 	// temporary directory).
 	WorkDir string
+	// MaxRequests and MaxTokens, when positive, stop scheduling new cells
+	// once the run's model requests or tokens (prompt + completion, as the
+	// provider reports them) reach them; cells in flight finish.
+	MaxRequests int64
+	MaxTokens   int64
+}
+
+// Stats counts what a run has spent so far.
+type Stats struct {
+	Requests int64 // model requests sent
+	Tokens   int64 // prompt + completion tokens reported
 }
 
 // NewRunID returns a run id made of the time and random bits.
@@ -39,16 +57,23 @@ func NewRunID() string {
 }
 
 // Run executes cells and hands each result to sink as it completes
-// (completion order; sink is never called concurrently). A failing cell is a
-// runtime_error result, not an error of Run. Run returns the first error of
-// sink, or the context's error when it was cancelled; cells the
-// cancellation interrupted give no result.
+// (completion order; sink is never called concurrently). A failing cell is
+// a runtime_error result, not an error of Run. Run returns the first error
+// of sink; the context's error when it was cancelled (cells the
+// cancellation interrupted give no result); or an error wrapping ErrBudget
+// when a budget stopped it.
 func (r Runner) Run(ctx context.Context, cells []Cell, sink Sink) error {
+	return r.RunSource(ctx, Cells(cells), sink)
+}
+
+// RunSource is Run over any Source, such as a Grid computed on demand.
+func (r Runner) RunSource(ctx context.Context, src Source, sink Sink) error {
+	total := src.Len()
 	n := r.Concurrency
 	if n <= 0 {
 		n = DefaultConcurrency
 	}
-	n = min(n, max(len(cells), 1))
+	n = min(n, max(total, 1))
 	runID := r.RunID
 	if runID == "" {
 		runID = NewRunID()
@@ -57,15 +82,16 @@ func (r Runner) Run(ctx context.Context, cells []Cell, sink Sink) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	jobs := make(chan int)
+	jobs := make(chan int, n)
 	results := make(chan Result, n)
+	var budgetHit atomic.Bool
 	var wg sync.WaitGroup
 	for range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range jobs {
-				res, interrupted := e.execute(ctx, cells[i])
+				res, interrupted := e.execute(ctx, src.Cell(i))
 				if interrupted {
 					continue
 				}
@@ -79,7 +105,11 @@ func (r Runner) Run(ctx context.Context, cells []Cell, sink Sink) error {
 	}
 	go func() {
 		defer close(jobs)
-		for i := range cells {
+		for i := 0; i < total; i++ {
+			if r.overBudget(e.stats()) {
+				budgetHit.Store(true)
+				return
+			}
 			select {
 			case jobs <- i:
 			case <-ctx.Done():
@@ -105,13 +135,23 @@ func (r Runner) Run(ctx context.Context, cells []Cell, sink Sink) error {
 		}
 		done++
 		if r.Progress != nil {
-			r.Progress(done, len(cells))
+			r.Progress(done, total)
 		}
 	}
-	if sinkErr != nil {
+	switch {
+	case sinkErr != nil:
 		return sinkErr
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case budgetHit.Load():
+		s := e.stats()
+		return fmt.Errorf("%w after %d of %d cells (%d requests, %d tokens)", ErrBudget, done, total, s.Requests, s.Tokens)
 	}
-	return ctx.Err()
+	return nil
+}
+
+func (r Runner) overBudget(s Stats) bool {
+	return (r.MaxRequests > 0 && s.Requests >= r.MaxRequests) || (r.MaxTokens > 0 && s.Tokens >= r.MaxTokens)
 }
 
 // RunAll executes cells and returns their results in plan order. On
@@ -134,4 +174,58 @@ func (r Runner) RunAll(ctx context.Context, cells []Cell) ([]Result, error) {
 		}
 	}
 	return out, err
+}
+
+// Filtered returns the cells of src that keep accepts, in order. It visits
+// every cell once, keeping only their indexes.
+func Filtered(src Source, keep func(Cell) bool) Source {
+	f := &filtered{src: src}
+	for i := 0; i < src.Len(); i++ {
+		if keep(src.Cell(i)) {
+			f.idx = append(f.idx, int32(i))
+		}
+	}
+	return f
+}
+
+type filtered struct {
+	src Source
+	idx []int32
+}
+
+func (f *filtered) Len() int        { return len(f.idx) }
+func (f *filtered) Cell(i int) Cell { return f.src.Cell(int(f.idx[i])) }
+
+// Concat joins sources into one, in order (a dataset's cases).
+func Concat(srcs ...Source) Source {
+	c := &concat{srcs: srcs}
+	for _, s := range srcs {
+		c.ends = append(c.ends, c.Len()+s.Len())
+	}
+	return c
+}
+
+type concat struct {
+	srcs []Source
+	ends []int
+}
+
+func (c *concat) Len() int {
+	if len(c.ends) == 0 {
+		return 0
+	}
+	return c.ends[len(c.ends)-1]
+}
+
+func (c *concat) Cell(i int) Cell {
+	start := 0
+	for k, end := range c.ends {
+		if i < end {
+			cell := c.srcs[k].Cell(i - start)
+			cell.Index = i
+			return cell
+		}
+		start = end
+	}
+	panic(fmt.Sprintf("matrix: cell %d out of range (%d cells)", i, c.Len()))
 }

@@ -118,60 +118,90 @@ func counts(r matrix.Result) (judged, success, failed bool) {
 // Summarize aggregates results, grouped by the named fields (none for just
 // the totals). Groups come sorted by their values.
 func Summarize(results []matrix.Result, by ...string) Summary {
-	s := Summary{Outcomes: map[judge.Outcome]int{}, By: by}
-	type acc struct{ succ, n, errs int }
-	groups := map[string]*acc{}
-	values := map[string][]string{}
-	succ, n := 0, 0
+	a := NewAggregator(by...)
 	for _, r := range results {
-		s.Cells++
-		s.Outcomes[r.Outcome]++
-		judged, success, failed := counts(r)
-		if failed {
-			s.Errors++
-		}
-		if !judged && !failed {
-			s.NotJudged++
-		}
-		if judged {
-			n++
-			if success {
-				succ++
-			}
-		}
-		if len(by) == 0 {
-			continue
-		}
-		vals := make([]string, len(by))
-		for i, f := range by {
-			vals[i] = Field(r, f)
-		}
-		k := strings.Join(vals, "\x00")
-		a := groups[k]
-		if a == nil {
-			a = &acc{}
-			groups[k] = a
-			values[k] = vals
-		}
-		if failed {
-			a.errs++
-		}
-		if judged {
-			a.n++
-			if success {
-				a.succ++
-			}
+		a.Add(r)
+	}
+	return a.Summary()
+}
+
+// Aggregator builds a Summary from results added one at a time, keeping
+// only counts: its memory grows with the number of groups, not of results.
+type Aggregator struct {
+	by      []string
+	sum     Summary
+	succ, n int
+	groups  map[string]*groupAcc
+	scratch []string
+}
+
+type groupAcc struct {
+	values          []string
+	succ, n, errors int
+}
+
+// NewAggregator returns an empty aggregator grouping by the named fields.
+func NewAggregator(by ...string) *Aggregator {
+	return &Aggregator{by: by, sum: Summary{Outcomes: map[judge.Outcome]int{}, By: by}, groups: map[string]*groupAcc{}, scratch: make([]string, len(by))}
+}
+
+// Add counts one result.
+func (a *Aggregator) Add(r matrix.Result) {
+	a.sum.Cells++
+	a.sum.Outcomes[r.Outcome]++
+	judged, success, failed := counts(r)
+	if failed {
+		a.sum.Errors++
+	}
+	if !judged && !failed {
+		a.sum.NotJudged++
+	}
+	if judged {
+		a.n++
+		if success {
+			a.succ++
 		}
 	}
-	s.ASR = NewRate(succ, n)
-	keys := make([]string, 0, len(groups))
-	for k := range groups {
+	if len(a.by) == 0 {
+		return
+	}
+	for i, f := range a.by {
+		a.scratch[i] = Field(r, f)
+	}
+	k := strings.Join(a.scratch, "\x00")
+	g := a.groups[k]
+	if g == nil {
+		g = &groupAcc{values: append([]string(nil), a.scratch...)}
+		a.groups[k] = g
+	}
+	if failed {
+		g.errors++
+	}
+	if judged {
+		g.n++
+		if success {
+			g.succ++
+		}
+	}
+}
+
+// Summary returns the summary of the results added so far.
+func (a *Aggregator) Summary() Summary {
+	s := a.sum
+	s.Outcomes = make(map[judge.Outcome]int, len(a.sum.Outcomes))
+	for o, c := range a.sum.Outcomes {
+		s.Outcomes[o] = c
+	}
+	s.ASR = NewRate(a.succ, a.n)
+	keys := make([]string, 0, len(a.groups))
+	for k := range a.groups {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	s.Groups = nil
 	for _, k := range keys {
-		a := groups[k]
-		s.Groups = append(s.Groups, Group{Values: values[k], ASR: NewRate(a.succ, a.n), Errors: a.errs})
+		g := a.groups[k]
+		s.Groups = append(s.Groups, Group{Values: g.values, ASR: NewRate(g.succ, g.n), Errors: g.errors})
 	}
 	return s
 }

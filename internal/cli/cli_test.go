@@ -127,7 +127,7 @@ func TestBadInputExitsTwoAndWritesNothing(t *testing.T) {
 		{"unknown key", "atacks = [\"naive\"]\n", "did you mean attacks"},
 		{"wrong type", "repeats = \"many\"\n", "want an integer"},
 		{"unknown name", "attacks = [\"contxt_ignoring\"]\n", "did you mean context_ignoring"},
-		{"unknown provider", "target_spec = \"nope:x\"\n", "known: mock"},
+		{"unknown provider", "target_spec = \"nope:x\"\n", "unknown target provider \"nope\""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -145,7 +145,7 @@ func TestBadInputExitsTwoAndWritesNothing(t *testing.T) {
 	if r := run(t, "dataset", "run", ds, "-o", out); r.code != ExitUsage || !strings.Contains(r.err, "duplicate case id") {
 		t.Errorf("duplicate ids: %+v", r)
 	}
-	if r := run(t, "dataset", "run", "direct_injection", "--target", "foo:bar"); r.code != ExitUsage || !strings.Contains(r.err, "known: mock") {
+	if r := run(t, "dataset", "run", "direct_injection", "--target", "foo:bar"); r.code != ExitUsage || !strings.Contains(r.err, "unknown target provider \"foo\"") {
 		t.Errorf("unknown provider: %+v", r)
 	}
 	if r := run(t, "dataset", "run", "direct_injection", "-o", filepath.Join(dir, "x.txt")); r.code != ExitUsage {

@@ -125,7 +125,7 @@ func newDatasetRunCmd(streams IO) *cobra.Command {
 			if err != nil {
 				return usage(err)
 			}
-			return o.execute(cmd.Context(), streams, cells, []string{"case_id", "outcome"})
+			return o.execute(cmd.Context(), streams, matrix.Cells(cells), []string{"case_id", "outcome"})
 		},
 	}
 	o.addFlags(cmd)

@@ -44,9 +44,9 @@ func runMatrix(cmd *cobra.Command, streams IO, o *matrixOptions) error {
 		return usage(err)
 	}
 	o.apply(&cfg)
-	cells, err := matrix.Plan(cfg)
+	grid, err := matrix.Expand(cfg)
 	if err != nil {
 		return usage(err)
 	}
-	return o.execute(cmd.Context(), streams, cells, []string{"agent", "attack", "defense", "channel"})
+	return o.execute(cmd.Context(), streams, grid, []string{"agent", "attack", "defense", "channel"})
 }

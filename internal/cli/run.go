@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -24,7 +26,15 @@ type runOptions struct {
 	Attacks     []string
 	Output      string
 	Force       bool
+	Resume      bool
 	Concurrency int
+	DryRun      bool
+	Shard       string
+	MaxRequests int64
+	MaxTokens   int64
+	Quiet       bool
+
+	shardK, shardN int
 }
 
 func (o *runOptions) addFlags(cmd *cobra.Command) {
@@ -36,7 +46,13 @@ func (o *runOptions) addFlags(cmd *cobra.Command) {
 	f.StringSliceVar(&o.Attacks, "attacks", nil, "attacks to use instead of the config's, comma-separated")
 	f.StringVarP(&o.Output, "output", "o", "", "write results to `FILE` (.jsonl, .json or .csv); without it, a summary table goes to stdout")
 	f.BoolVar(&o.Force, "force", false, "overwrite an existing output file")
+	f.BoolVar(&o.Resume, "resume", false, "continue an interrupted run: keep the results already in the --output .jsonl, run only the missing cells")
 	f.IntVarP(&o.Concurrency, "concurrency", "j", matrix.DefaultConcurrency, "cells run at once")
+	f.BoolVar(&o.DryRun, "dry-run", false, "print the plan and send nothing")
+	f.StringVar(&o.Shard, "shard", "", "run only shard `K/N` of the cells (1 <= K <= N; auto/N takes K from JOB_COMPLETION_INDEX)")
+	f.Int64Var(&o.MaxRequests, "max-requests", 0, "stop scheduling cells after this many model requests (0: no limit)")
+	f.Int64Var(&o.MaxTokens, "max-tokens", 0, "stop scheduling cells after this many tokens, as providers report them (0: no limit)")
+	f.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress bar")
 }
 
 // complete reads which flags were given and checks them.
@@ -51,12 +67,55 @@ func (o *runOptions) complete(cmd *cobra.Command) error {
 	if o.Concurrency < 1 {
 		return usage(fmt.Errorf("--concurrency: must be at least 1, got %d", o.Concurrency))
 	}
+	if o.MaxRequests < 0 || o.MaxTokens < 0 {
+		return usage(errors.New("--max-requests and --max-tokens must not be negative"))
+	}
 	if o.Output != "" {
 		if _, err := report.FormatOf(o.Output); err != nil {
 			return usage(err)
 		}
 	}
+	if o.Resume {
+		if o.Force {
+			return usage(errors.New("--resume and --force contradict each other: --force starts over, --resume continues"))
+		}
+		if !strings.HasSuffix(strings.ToLower(o.Output), ".jsonl") {
+			return usage(errors.New("--resume needs --output FILE.jsonl (the results so far)"))
+		}
+	}
+	if o.Shard != "" {
+		k, n, err := parseShard(o.Shard, os.Getenv("JOB_COMPLETION_INDEX"))
+		if err != nil {
+			return usage(fmt.Errorf("--shard: %w", err))
+		}
+		o.shardK, o.shardN = k, n
+	}
 	return nil
+}
+
+// parseShard reads "K/N" (1-based K) or "auto/N" with a 0-based index.
+func parseShard(s, index string) (k, n int, err error) {
+	ks, ns, ok := strings.Cut(s, "/")
+	if !ok {
+		return 0, 0, fmt.Errorf("want K/N, e.g. 2/8, got %q", s)
+	}
+	if n, err = strconv.Atoi(ns); err != nil || n < 1 {
+		return 0, 0, fmt.Errorf("N must be a positive integer, got %q", ns)
+	}
+	if ks == "auto" {
+		if index == "" {
+			return 0, 0, errors.New("auto needs JOB_COMPLETION_INDEX (set by a Kubernetes Indexed Job)")
+		}
+		i, err := strconv.Atoi(index)
+		if err != nil || i < 0 || i >= n {
+			return 0, 0, fmt.Errorf("JOB_COMPLETION_INDEX=%q is not in 0..%d", index, n-1)
+		}
+		return i + 1, n, nil
+	}
+	if k, err = strconv.Atoi(ks); err != nil || k < 1 || k > n {
+		return 0, 0, fmt.Errorf("K must be in 1..%d, got %q", n, ks)
+	}
+	return k, n, nil
 }
 
 // apply overrides a config with the flags that were given.
@@ -78,53 +137,66 @@ func (o *runOptions) apply(cfg *matrix.Config) {
 	}
 }
 
-// execute runs planned cells, streaming results to --output (or keeping
-// them for the stdout table), and prints the summary to stderr. groupBy
-// picks the columns of the stdout table.
-func (o *runOptions) execute(ctx context.Context, streams IO, cells []matrix.Cell, groupBy []string) error {
-	var w report.Writer
-	if o.Output != "" {
-		var err error
-		if w, err = report.Create(o.Output, o.Force); err != nil {
-			if errors.Is(err, report.ErrExists) {
-				return usage(err)
-			}
-			return err
-		}
+// execute runs planned cells, streaming results to --output (or into the
+// stdout table), and prints the summary to stderr. groupBy picks the
+// columns of the stdout table.
+func (o *runOptions) execute(ctx context.Context, streams IO, src matrix.Source, groupBy []string) error {
+	planned := src.Len()
+	if o.shardN > 0 {
+		src = matrix.Filtered(src, func(c matrix.Cell) bool { return matrix.Shard(c.Key, o.shardN) == o.shardK-1 })
+		fmt.Fprintf(streams.ErrOut, "shard %d/%d: %d of %d cells\n", o.shardK, o.shardN, src.Len(), planned)
 	}
-	// The summary needs only the fields it groups on; traces are dropped
-	// so memory does not grow with them.
-	var kept []matrix.Result
+	if o.DryRun {
+		return writePlan(streams.Out, src)
+	}
+	w, src, err := o.openOutput(streams, src)
+	if err != nil {
+		return err
+	}
+	status := report.NewAggregator()
+	table := report.NewAggregator(groupBy...)
+	bar := newProgress(streams.ErrOut, src.Len(), o.Quiet)
 	sink := func(r matrix.Result) error {
 		if w != nil {
 			if err := w.Write(r); err != nil {
 				return fmt.Errorf("writing %s: %w", o.Output, err)
 			}
 		}
-		r.TraceData, r.FinalText, r.Evidence = nil, "", nil
-		kept = append(kept, r)
+		status.Add(r)
+		if w == nil {
+			table.Add(r)
+		}
+		bar.add(r)
 		return nil
 	}
-	runner := matrix.Runner{Concurrency: o.Concurrency}
-	runErr := runner.Run(ctx, cells, sink)
+	runner := matrix.Runner{Concurrency: o.Concurrency, MaxRequests: o.MaxRequests, MaxTokens: o.MaxTokens}
+	runErr := runner.RunSource(ctx, src, sink)
+	bar.finish()
 	if w != nil {
 		if err := w.Close(); err != nil && runErr == nil {
 			runErr = fmt.Errorf("writing %s: %w", o.Output, err)
 		}
 	}
-	sum := report.Summarize(kept)
-	writeStatus(streams.ErrOut, sum, len(cells))
-	if o.Output == "" && len(kept) > 0 {
-		if err := report.Summarize(kept, groupBy...).WriteText(streams.Out); err != nil {
+	sum := status.Summary()
+	writeStatus(streams.ErrOut, sum, src.Len())
+	if w == nil && sum.Cells > 0 {
+		if err := table.Summary().WriteText(streams.Out); err != nil {
 			return err
 		}
-	} else if o.Output != "" {
+	} else if w != nil {
 		fmt.Fprintf(streams.ErrOut, "results: %s\n", o.Output)
+	}
+	resume := ""
+	if o.Output != "" {
+		resume = "; run the same command with --resume to finish it"
 	}
 	switch {
 	case errors.Is(runErr, context.Canceled):
-		fmt.Fprintf(streams.ErrOut, "interrupted after %d of %d cells\n", len(kept), len(cells))
+		fmt.Fprintf(streams.ErrOut, "interrupted after %d of %d cells%s\n", sum.Cells, src.Len(), resume)
 		return runErr
+	case errors.Is(runErr, matrix.ErrBudget):
+		fmt.Fprintf(streams.ErrOut, "stopped: %v%s\n", runErr, resume)
+		return errFailed
 	case runErr != nil:
 		return runErr
 	case sum.Errors > 0:
@@ -134,7 +206,83 @@ func (o *runOptions) execute(ctx context.Context, streams IO, cells []matrix.Cel
 	return nil
 }
 
-// writeStatus prints the one-paragraph summary every run ends with.
+// openOutput opens --output (nil when results go to the table). With
+// --resume it keeps the results already there and returns the cells still
+// to run; a file whose keys are not all in the plan is refused.
+func (o *runOptions) openOutput(streams IO, src matrix.Source) (report.Writer, matrix.Source, error) {
+	if o.Output == "" {
+		return nil, src, nil
+	}
+	_, statErr := os.Stat(o.Output)
+	if !o.Resume || errors.Is(statErr, os.ErrNotExist) {
+		w, err := report.Create(o.Output, o.Force || o.Resume)
+		if errors.Is(err, report.ErrExists) {
+			return nil, nil, usage(fmt.Errorf("%w, or --resume to continue it", err))
+		}
+		return w, src, err
+	}
+	done, dropped, err := report.Resume(o.Output)
+	if err != nil {
+		return nil, nil, usage(err)
+	}
+	found := 0
+	rest := matrix.Filtered(src, func(c matrix.Cell) bool {
+		if done[c.Key] {
+			found++
+			return false
+		}
+		return true
+	})
+	if found != len(done) {
+		return nil, nil, usage(fmt.Errorf("%s holds %d results whose keys are not in this plan: it was written by a different config (or options); use another --output, or --force to start over", o.Output, len(done)-found))
+	}
+	fmt.Fprintf(streams.ErrOut, "resuming %s: %d cells done, %d to run", o.Output, found, rest.Len())
+	if dropped > 0 {
+		fmt.Fprintf(streams.ErrOut, " (%d failed or partial lines dropped, to be rerun)", dropped)
+	}
+	fmt.Fprintln(streams.ErrOut)
+	w, err := report.Append(o.Output)
+	return w, rest, err
+}
+
+// writePlan prints what a run would do, without sending anything.
+func writePlan(w io.Writer, src matrix.Source) error {
+	type key struct{ field, value string }
+	counts := map[key]int{}
+	var order []key
+	calls := 0
+	for i := 0; i < src.Len(); i++ {
+		c := src.Cell(i)
+		ch := c.Channel.Name
+		if ch == "" {
+			ch = "(direct)"
+		}
+		for _, k := range []key{{"agent", c.Agent}, {"attack", c.Attack.Name}, {"defense", c.Defense.Name}, {"channel", ch}, {"target", c.Config.TargetSpec}} {
+			if counts[k] == 0 {
+				order = append(order, k)
+			}
+			counts[k]++
+		}
+		calls += c.Config.MaxSteps
+		if c.Config.JudgeType == "llm" {
+			calls++
+		}
+	}
+	fields := []string{"agent", "attack", "defense", "channel", "target"}
+	for _, f := range fields {
+		var parts []string
+		for _, k := range order {
+			if k.field == f {
+				parts = append(parts, fmt.Sprintf("%s %d", k.value, counts[k]))
+			}
+		}
+		fmt.Fprintf(w, "%-8s %s\n", f+":", strings.Join(parts, ", "))
+	}
+	fmt.Fprintf(w, "cells:   %d\nmodel calls: at most %d (max_steps per cell, plus one per cell for an LLM judge); nothing was sent\n", src.Len(), calls)
+	return nil
+}
+
+// writeStatus prints the summary every run ends with.
 func writeStatus(w io.Writer, s report.Summary, planned int) {
 	var parts []string
 	for _, o := range judge.Outcomes {

@@ -1,0 +1,162 @@
+package cli
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pikit-go/pikit/dataset"
+	"github.com/pikit-go/pikit/judge"
+	"github.com/pikit-go/pikit/matrix"
+	"github.com/pikit-go/pikit/report"
+)
+
+type mergeOptions struct {
+	Output  string
+	Force   bool
+	Config  string
+	Dataset string
+}
+
+func newMergeCmd(streams IO) *cobra.Command {
+	o := &mergeOptions{}
+	cmd := &cobra.Command{
+		Use:   "merge FILE.jsonl... --output ALL.jsonl",
+		Short: "Merge the JSONL results of sharded or resumed runs",
+		Long: `Merge JSONL result files into one, keeping each cell key once: a result that
+is not a runtime error wins over one that is, otherwise the first seen. With
+--config or --dataset, check that the merged results cover that plan.`,
+		Example: `  pikit merge shard-*.jsonl --output all.jsonl --config experiment.toml`,
+		Args:    args(cobra.MinimumNArgs(1)),
+		RunE: func(_ *cobra.Command, a []string) error {
+			return runMerge(streams, o, a)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.Output, "output", "o", "", "the merged `FILE` (.jsonl)")
+	f.BoolVar(&o.Force, "force", false, "overwrite an existing output file")
+	f.StringVarP(&o.Config, "config", "c", "", "check coverage of this experiment config's plan")
+	f.StringVar(&o.Dataset, "dataset", "", "check coverage of this dataset's plan")
+	return cmd
+}
+
+func runMerge(streams IO, o *mergeOptions, inputs []string) error {
+	if o.Output == "" {
+		return usage(errors.New("--output FILE.jsonl is required"))
+	}
+	if f, err := report.FormatOf(o.Output); err != nil || f != ".jsonl" {
+		return usage(fmt.Errorf("%s: merge writes JSONL", o.Output))
+	}
+	var plan matrix.Source
+	switch {
+	case o.Config != "" && o.Dataset != "":
+		return usage(errors.New("give --config or --dataset, not both"))
+	case o.Config != "":
+		cfg, err := matrix.LoadFile(o.Config)
+		if err != nil {
+			return usage(err)
+		}
+		if plan, err = matrix.Expand(cfg); err != nil {
+			return usage(err)
+		}
+	case o.Dataset != "":
+		ds, err := dataset.LoadAny(o.Dataset)
+		if err != nil {
+			return usage(err)
+		}
+		cells, err := dataset.Plan(ds, dataset.Options{})
+		if err != nil {
+			return usage(err)
+		}
+		plan = matrix.Cells(cells)
+	}
+	// Pass 1: which keys have a good result somewhere.
+	good := map[string]bool{}
+	seen := map[string]bool{}
+	for _, in := range inputs {
+		if err := scanFile(in, func(li report.LineInfo) error {
+			seen[li.Key] = true
+			if li.Outcome != judge.RuntimeError {
+				good[li.Key] = true
+			}
+			return nil
+		}); err != nil {
+			return usage(err)
+		}
+	}
+	if !o.Force {
+		if _, err := os.Stat(o.Output); err == nil {
+			return usage(fmt.Errorf("%s: %w (use --force to overwrite)", o.Output, report.ErrExists))
+		}
+	}
+	tmp, err := os.CreateTemp(".", ".pikit-merge-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	bw := bufio.NewWriterSize(tmp, 1<<20)
+	written := map[string]bool{}
+	dups := 0
+	// Pass 2: the first good line of each key, or its first line when none
+	// is good.
+	for _, in := range inputs {
+		err := scanFile(in, func(li report.LineInfo) error {
+			if written[li.Key] || (good[li.Key] && li.Outcome == judge.RuntimeError) {
+				dups++
+				return nil
+			}
+			written[li.Key] = true
+			bw.Write(li.Line)
+			return bw.WriteByte('\n')
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), o.Output); err != nil {
+		return err
+	}
+	errorsLeft := len(seen) - len(good)
+	fmt.Fprintf(streams.ErrOut, "merged %d files: %d results (%d duplicates dropped, %d runtime errors kept) → %s\n", len(inputs), len(written), dups, errorsLeft, o.Output)
+	if plan == nil {
+		return nil
+	}
+	missing, foreign := 0, len(written)
+	for i := 0; i < plan.Len(); i++ {
+		if written[plan.Cell(i).Key] {
+			foreign--
+		} else {
+			missing++
+		}
+	}
+	fmt.Fprintf(streams.ErrOut, "coverage: %d of %d planned cells, %d missing, %d results not in the plan\n", plan.Len()-missing, plan.Len(), missing, foreign)
+	if missing > 0 || foreign > 0 {
+		return errFailed
+	}
+	return nil
+}
+
+func scanFile(path string, fn func(report.LineInfo) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	partial, err := report.ScanKeys(f, fn)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if partial != nil {
+		return fmt.Errorf("%s: the last line is incomplete (an interrupted run?); finish it with --resume first", path)
+	}
+	return nil
+}

@@ -1,0 +1,62 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+
+	"github.com/pikit-go/pikit/judge"
+	"github.com/pikit-go/pikit/matrix"
+)
+
+// progress draws a bar on a terminal's stderr: cells done of total, rate,
+// ETA, and successes and errors so far. It draws nothing on a non-terminal
+// or with --quiet; NO_COLOR turns colour off.
+type progress struct {
+	bar        *progressbar.ProgressBar
+	succ, errs int
+}
+
+func newProgress(w io.Writer, total int, quiet bool) *progress {
+	f, ok := w.(*os.File)
+	if quiet || !ok || !term.IsTerminal(int(f.Fd())) || total == 0 {
+		return &progress{}
+	}
+	_, color := os.LookupEnv("NO_COLOR")
+	bar := progressbar.NewOptions(total,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription("cells"),
+		progressbar.OptionShowCount(),
+		progressbar.OptionShowIts(),
+		progressbar.OptionSetItsString("cells"),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionEnableColorCodes(!color),
+		progressbar.OptionSetWidth(30),
+		progressbar.OptionThrottle(100_000_000),
+		progressbar.OptionClearOnFinish(),
+	)
+	return &progress{bar: bar}
+}
+
+func (p *progress) add(r matrix.Result) {
+	if p.bar == nil {
+		return
+	}
+	if r.Success {
+		p.succ++
+	}
+	if r.Outcome == judge.RuntimeError {
+		p.errs++
+	}
+	p.bar.Describe(fmt.Sprintf("cells · %d successes · %d errors", p.succ, p.errs))
+	_ = p.bar.Add(1)
+}
+
+func (p *progress) finish() {
+	if p.bar != nil {
+		_ = p.bar.Finish()
+	}
+}
