@@ -3,6 +3,7 @@ package defense
 import (
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/pikit-go/pikit/method"
 )
@@ -21,6 +22,19 @@ func init() {
 // tagName is what the tag option accepts: an XML name without a namespace.
 var tagName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*$`)
 
+// tagPatterns caches the compiled pattern of each tag name: a defense is
+// built for every cell of a run.
+var tagPatterns sync.Map // tag → *regexp.Regexp
+
+func tagPattern(tag string) *regexp.Regexp {
+	if re, ok := tagPatterns.Load(tag); ok {
+		return re.(*regexp.Regexp)
+	}
+	re := regexp.MustCompile(`(?i)<\s*/?\s*` + regexp.QuoteMeta(tag))
+	tagPatterns.Store(tag, re)
+	return re
+}
+
 func newDelimiters(args method.Args) (Defense, error) {
 	d := &delimiters{style: args.String("style"), tag: args.String("tag")}
 	if d.style == "xml" {
@@ -29,7 +43,7 @@ func newDelimiters(args method.Args) (Defense, error) {
 		}
 		// The data cannot open or close a tag of this name: the "<" of any
 		// such tag in the data is escaped, whatever its case or spacing.
-		d.tagRE = regexp.MustCompile(`(?i)<\s*/?\s*` + regexp.QuoteMeta(d.tag))
+		d.tagRE = tagPattern(d.tag)
 	}
 	return d, nil
 }

@@ -68,6 +68,14 @@ func (r Runner) Run(ctx context.Context, cells []Cell, sink Sink) error {
 
 // RunSource is Run over any Source, such as a Grid computed on demand.
 func (r Runner) RunSource(ctx context.Context, src Source, sink Sink) error {
+	return r.RunEncoded(ctx, src, nil, func(res Result, _ []byte) error { return sink(res) })
+}
+
+// RunEncoded is RunSource with encoding done by the workers: encode (when
+// not nil) turns each result into bytes in parallel, and sink receives both
+// — so a single writer only copies bytes, and encoding scales with the
+// workers.
+func (r Runner) RunEncoded(ctx context.Context, src Source, encode func(Result) ([]byte, error), sink func(Result, []byte) error) error {
 	total := src.Len()
 	n := r.Concurrency
 	if n <= 0 {
@@ -82,8 +90,13 @@ func (r Runner) RunSource(ctx context.Context, src Source, sink Sink) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
+	type encoded struct {
+		res Result
+		b   []byte
+		err error
+	}
 	jobs := make(chan int, n)
-	results := make(chan Result, n)
+	results := make(chan encoded, n)
 	var budgetHit atomic.Bool
 	var wg sync.WaitGroup
 	for range n {
@@ -95,8 +108,12 @@ func (r Runner) RunSource(ctx context.Context, src Source, sink Sink) error {
 				if interrupted {
 					continue
 				}
+				out := encoded{res: res}
+				if encode != nil {
+					out.b, out.err = encode(res)
+				}
 				select {
-				case results <- res:
+				case results <- out:
 				case <-ctx.Done():
 					return
 				}
@@ -124,11 +141,15 @@ func (r Runner) RunSource(ctx context.Context, src Source, sink Sink) error {
 
 	var sinkErr error
 	done := 0
-	for res := range results {
+	for out := range results {
 		if sinkErr != nil {
 			continue
 		}
-		if err := sink(res); err != nil {
+		err := out.err
+		if err == nil {
+			err = sink(out.res, out.b)
+		}
+		if err != nil {
 			sinkErr = err
 			cancel()
 			continue

@@ -80,6 +80,12 @@ type fileWriter struct {
 	rename string
 }
 
+// Encoder returns the writer's Encoder, when its format has one.
+func (w *fileWriter) Encoder() (Encoder, bool) {
+	e, ok := w.Writer.(Encoder)
+	return e, ok
+}
+
 func (w *fileWriter) Close() error {
 	err := w.Writer.Close()
 	if cerr := w.f.Close(); err == nil {
@@ -95,6 +101,14 @@ func (w *fileWriter) Close() error {
 	return err
 }
 
+// Encoder is implemented by writers whose encoding can be done apart from
+// writing (by the runner's workers, in parallel): Write(r) is
+// WriteEncoded(Encode(r)).
+type Encoder interface {
+	Encode(matrix.Result) ([]byte, error)
+	WriteEncoded([]byte) error
+}
+
 // NewJSONL writes one JSON object per line, flushing each.
 func NewJSONL(w io.Writer) Writer { return &jsonlWriter{bw: bufio.NewWriter(w)} }
 
@@ -102,12 +116,27 @@ type jsonlWriter struct {
 	bw *bufio.Writer
 }
 
+var _ Encoder = (*jsonlWriter)(nil)
+
 func (w *jsonlWriter) Write(r matrix.Result) error {
-	b, err := json.Marshal(r)
+	b, err := w.Encode(r)
 	if err != nil {
 		return err
 	}
-	b = append(b, '\n')
+	return w.WriteEncoded(b)
+}
+
+// Encode returns the result's line, newline included.
+func (w *jsonlWriter) Encode(r matrix.Result) ([]byte, error) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// WriteEncoded writes and flushes one encoded line.
+func (w *jsonlWriter) WriteEncoded(b []byte) error {
 	if _, err := w.bw.Write(b); err != nil {
 		return err
 	}

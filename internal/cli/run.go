@@ -156,11 +156,23 @@ func (o *runOptions) execute(ctx context.Context, streams IO, src matrix.Source,
 	status := report.NewAggregator()
 	table := report.NewAggregator(groupBy...)
 	bar := newProgress(streams.ErrOut, src.Len(), o.Quiet)
-	sink := func(r matrix.Result) error {
-		if w != nil {
-			if err := w.Write(r); err != nil {
-				return fmt.Errorf("writing %s: %w", o.Output, err)
-			}
+	var encode func(matrix.Result) ([]byte, error)
+	var enc report.Encoder
+	if ew, ok := w.(interface{ Encoder() (report.Encoder, bool) }); ok {
+		if e, ok := ew.Encoder(); ok {
+			enc, encode = e, e.Encode
+		}
+	}
+	sink := func(r matrix.Result, line []byte) error {
+		var err error
+		switch {
+		case enc != nil:
+			err = enc.WriteEncoded(line)
+		case w != nil:
+			err = w.Write(r)
+		}
+		if err != nil {
+			return fmt.Errorf("writing %s: %w", o.Output, err)
 		}
 		status.Add(r)
 		if w == nil {
@@ -170,7 +182,7 @@ func (o *runOptions) execute(ctx context.Context, streams IO, src matrix.Source,
 		return nil
 	}
 	runner := matrix.Runner{Concurrency: o.Concurrency, MaxRequests: o.MaxRequests, MaxTokens: o.MaxTokens}
-	runErr := runner.RunSource(ctx, src, sink)
+	runErr := runner.RunEncoded(ctx, src, encode, sink)
 	bar.finish()
 	if w != nil {
 		if err := w.Close(); err != nil && runErr == nil {

@@ -1,0 +1,60 @@
+package matrix_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/pikit-go/pikit/matrix"
+)
+
+// BenchmarkRun plans and runs b.N mock cells (chat agent, every attack ×
+// every defense × repeats), encoding each result as a JSONL line into a
+// file in a temporary directory: the harness's own cost per cell.
+func BenchmarkRun(b *testing.B) {
+	cfg, err := matrix.Parse("bench.toml", []byte("attacks = [\"*\"]\ndefenses = [\"*\"]\nrepeats = 100000\n"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	grid, err := matrix.Expand(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if b.N > grid.Len() {
+		b.Fatalf("b.N = %d exceeds the grid (%d cells)", b.N, grid.Len())
+	}
+	f, err := os.Create(filepath.Join(b.TempDir(), "results.jsonl"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	w := bufio.NewWriterSize(f, 1<<20)
+	src := limit{grid, b.N}
+	encode := func(r matrix.Result) ([]byte, error) {
+		line, err := json.Marshal(r)
+		return append(line, '\n'), err
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	// As the CLI does: workers encode, one writer copies bytes.
+	err = matrix.Runner{Concurrency: 8}.RunEncoded(context.Background(), src, encode, func(_ matrix.Result, line []byte) error {
+		_, err := w.Write(line)
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	w.Flush()
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "cells/s")
+}
+
+type limit struct {
+	matrix.Source
+	n int
+}
+
+func (l limit) Len() int { return l.n }
