@@ -26,6 +26,7 @@ type env struct {
 	runID   string
 	workDir string
 
+	cache    *target.Cache
 	requests atomic.Int64
 	tokens   atomic.Int64
 
@@ -62,6 +63,9 @@ func (e *env) target(cfg *Config) (target.Target, error) {
 		return nil, err
 	}
 	t = counting{t, e}
+	if e.cache != nil {
+		t = target.WithCache(t, e.cache, cfg.TargetSpec)
+	}
 	e.targets[id] = t
 	return t, nil
 }
@@ -132,6 +136,16 @@ func (e *env) execute(ctx context.Context, cell Cell) (res Result, interrupted b
 	if err != nil {
 		fail(err)
 		return res, false
+	}
+	var hits atomic.Int64
+	if e.cache != nil {
+		ctx = target.WithCacheHits(target.WithCacheSalt(ctx, fmt.Sprintf("repeat %d", cell.Repeat)), &hits)
+		defer func() {
+			if n := hits.Load(); n > 0 {
+				res.Metadata["cached"] = true
+				res.Metadata["cache_hits"] = n
+			}
+		}()
 	}
 	tr, err := agent.Run(ctx, t, sc, in, hooks)
 	res.TraceData = &tr

@@ -41,6 +41,9 @@ type Runner struct {
 	// provider reports them) reach them; cells in flight finish.
 	MaxRequests int64
 	MaxTokens   int64
+	// Cache, when set, serves requests already answered from disk; results
+	// say so in their metadata ("cached": true).
+	Cache *target.Cache
 }
 
 // Stats counts what a run has spent so far.
@@ -87,6 +90,7 @@ func (r Runner) RunEncoded(ctx context.Context, src Source, encode func(Result) 
 		runID = NewRunID()
 	}
 	e := newEnv(r.Open, runID, r.WorkDir)
+	e.cache = r.Cache
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 

@@ -14,6 +14,7 @@ import (
 	"github.com/pikit-go/pikit/judge"
 	"github.com/pikit-go/pikit/matrix"
 	"github.com/pikit-go/pikit/report"
+	"github.com/pikit-go/pikit/target"
 )
 
 // runOptions are the flags every command that runs cells takes.
@@ -33,6 +34,7 @@ type runOptions struct {
 	MaxRequests int64
 	MaxTokens   int64
 	Quiet       bool
+	Cache       string
 
 	shardK, shardN int
 }
@@ -53,6 +55,7 @@ func (o *runOptions) addFlags(cmd *cobra.Command) {
 	f.Int64Var(&o.MaxRequests, "max-requests", 0, "stop scheduling cells after this many model requests (0: no limit)")
 	f.Int64Var(&o.MaxTokens, "max-tokens", 0, "stop scheduling cells after this many tokens, as providers report them (0: no limit)")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress bar")
+	f.StringVar(&o.Cache, "cache", "", "cache model responses in `DIR`: a rerun sends no request already answered (repeats stay separate)")
 }
 
 // complete reads which flags were given and checks them.
@@ -182,12 +185,21 @@ func (o *runOptions) execute(ctx context.Context, streams IO, src matrix.Source,
 		return nil
 	}
 	runner := matrix.Runner{Concurrency: o.Concurrency, MaxRequests: o.MaxRequests, MaxTokens: o.MaxTokens}
+	if o.Cache != "" {
+		if runner.Cache, err = target.OpenCache(o.Cache); err != nil {
+			return usage(err)
+		}
+	}
 	runErr := runner.RunEncoded(ctx, src, encode, sink)
 	bar.finish()
 	if w != nil {
 		if err := w.Close(); err != nil && runErr == nil {
 			runErr = fmt.Errorf("writing %s: %w", o.Output, err)
 		}
+	}
+	if runner.Cache != nil {
+		hits, misses := runner.Cache.Stats()
+		fmt.Fprintf(streams.ErrOut, "cache %s: %d hits, %d misses\n", o.Cache, hits, misses)
 	}
 	sum := status.Summary()
 	writeStatus(streams.ErrOut, sum, src.Len())

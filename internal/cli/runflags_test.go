@@ -159,3 +159,24 @@ func TestBudget(t *testing.T) {
 		t.Errorf("resume after budget: %+v", r)
 	}
 }
+
+func TestCache(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "exp.toml", "attacks = [\"naive\", \"escape\"]\nagents = [\"chat\", \"email\"]\nrepeats = 2\n")
+	cache := filepath.Join(dir, "cache")
+	out := filepath.Join(dir, "a.jsonl")
+	// Concurrency 1 makes the first run's hits exact: naive and escape
+	// word an indirect payload alike, so those requests repeat.
+	r := run(t, "matrix", "-c", cfg, "-o", out, "--cache", cache, "-j", "1")
+	if r.code != 0 || !strings.Contains(r.err, "4 hits, 8 misses") {
+		t.Fatalf("first run: %+v", r)
+	}
+	r = run(t, "matrix", "-c", cfg, "-o", out, "--cache", cache, "--force")
+	if r.code != 0 || !strings.Contains(r.err, "12 hits, 0 misses") {
+		t.Fatalf("second run should be served from the cache: %+v", r)
+	}
+	res, err := report.ReadFile(out)
+	if err != nil || len(res) != 8 || res[0].Metadata["cached"] != true {
+		t.Errorf("results should say they were cached: %v %+v", err, res[0].Metadata)
+	}
+}

@@ -1,0 +1,123 @@
+package target
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+)
+
+// Cache stores model responses on disk, keyed by a hash of the exact
+// request (target spec, system prompt, messages, tools, temperature, seed)
+// and a salt the caller puts in the context, such as the repeat index, so
+// that repeats stay independent samples. Only successful responses are
+// stored. It is safe for concurrent use, also by several processes.
+type Cache struct {
+	dir          string
+	hits, misses atomic.Int64
+}
+
+// OpenCache opens (creating) a cache directory.
+func OpenCache(dir string) (*Cache, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("cache: %w", err)
+	}
+	return &Cache{dir: dir}, nil
+}
+
+// Stats returns the hits and misses so far.
+func (c *Cache) Stats() (hits, misses int64) { return c.hits.Load(), c.misses.Load() }
+
+type cacheCtxKey int
+
+const (
+	saltKey cacheCtxKey = iota
+	hitsKey
+)
+
+// WithCacheSalt returns a context whose requests are cached apart from the
+// same requests under another salt.
+func WithCacheSalt(ctx context.Context, salt string) context.Context {
+	return context.WithValue(ctx, saltKey, salt)
+}
+
+// WithCacheHits returns a context in which every cache hit increments n, so
+// a caller can tell which of its calls were served from the cache.
+func WithCacheHits(ctx context.Context, n *atomic.Int64) context.Context {
+	return context.WithValue(ctx, hitsKey, n)
+}
+
+// WithCache wraps t so that responses to requests already seen come from
+// c instead of the network. spec names the target in the key.
+func WithCache(t Target, c *Cache, spec string) Target {
+	return &cached{t: t, c: c, spec: spec}
+}
+
+type cached struct {
+	t    Target
+	c    *Cache
+	spec string
+}
+
+var _ Target = (*cached)(nil)
+
+func (w *cached) Chat(ctx context.Context, req Request) (Response, error) {
+	salt, _ := ctx.Value(saltKey).(string)
+	b, err := json.Marshal(struct {
+		Spec string  `json:"spec"`
+		Salt string  `json:"salt"`
+		Req  Request `json:"request"`
+	}{w.spec, salt, req})
+	if err != nil {
+		return w.t.Chat(ctx, req)
+	}
+	sum := sha256.Sum256(b)
+	key := hex.EncodeToString(sum[:])
+	path := filepath.Join(w.c.dir, key[:2], key+".json")
+	if data, err := os.ReadFile(path); err == nil {
+		var resp Response
+		if json.Unmarshal(data, &resp) == nil {
+			w.c.hits.Add(1)
+			if n, ok := ctx.Value(hitsKey).(*atomic.Int64); ok {
+				n.Add(1)
+			}
+			return resp, nil
+		}
+	}
+	w.c.misses.Add(1)
+	resp, err := w.t.Chat(ctx, req)
+	if err != nil {
+		return resp, err
+	}
+	if err := w.c.store(path, resp); err != nil {
+		return resp, fmt.Errorf("cache: %w", err)
+	}
+	return resp, nil
+}
+
+// store writes a response atomically: a temporary file renamed into place.
+func (c *Cache) store(path string, resp Response) error {
+	data, err := json.Marshal(resp)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(data)
+	cerr := f.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
