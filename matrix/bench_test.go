@@ -11,11 +11,17 @@ import (
 	"github.com/pikit-go/pikit/matrix"
 )
 
-// BenchmarkRun plans and runs b.N mock cells (chat agent, every attack ×
-// every defense × repeats), encoding each result as a JSONL line into a
+// BenchmarkRun plans and runs b.N mock cells (every attack × every defense
+// × repeats, for a direct and an indirect agent), encoding each result as a JSONL line into a
 // file in a temporary directory: the harness's own cost per cell.
 func BenchmarkRun(b *testing.B) {
-	cfg, err := matrix.Parse("bench.toml", []byte("attacks = [\"*\"]\ndefenses = [\"*\"]\nrepeats = 100000\n"))
+	for _, agent := range []string{"chat", "email"} {
+		b.Run(agent, func(b *testing.B) { benchRun(b, agent) })
+	}
+}
+
+func benchRun(b *testing.B, agent string) {
+	cfg, err := matrix.Parse("bench.toml", []byte("attacks = [\"*\"]\ndefenses = [\"*\"]\nrepeats = 100000\nagents = [\""+agent+"\"]\n"))
 	if err != nil {
 		b.Fatal(err)
 	}

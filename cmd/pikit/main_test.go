@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// These tests drive the built binary the way a user does: signals, kills
+// and resumes.
+
+func build(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "pikit")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// A plan large enough to still be running when the test interrupts it.
+const bigPlan = "attacks = [\"*\"]\ndefenses = [\"*\"]\nagents = [\"chat\", \"email\"]\nrepeats = 60\n"
+
+// waitLines waits until path holds at least n newlines (or the deadline).
+func waitLines(t *testing.T, path string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for range tick.C {
+		b, _ := os.ReadFile(path)
+		if strings.Count(string(b), "\n") >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never reached %d lines", path, n)
+		}
+	}
+}
+
+// lines checks that every line of path is a complete JSON result and
+// returns how often each key occurs.
+func lines(t *testing.T, path string) map[string]int {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	keys := map[string]int{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for n := 1; sc.Scan(); n++ {
+		var r struct {
+			Key string `json:"key"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil || r.Key == "" {
+			t.Fatalf("line %d is not a complete result: %v", n, err)
+		}
+		keys[r.Key]++
+	}
+	return keys
+}
+
+func TestSIGINTStopsCleanly(t *testing.T) {
+	bin := build(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "big.toml")
+	os.WriteFile(cfg, []byte(bigPlan), 0o644)
+	out := filepath.Join(dir, "res.jsonl")
+	cmd := exec.Command(bin, "matrix", "-c", cfg, "-o", out, "-q")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitLines(t, out, 100)
+	sent := time.Now()
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	took := time.Since(sent)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("exit %v, want 130\n%s", err, stderr.String())
+	}
+	if took > 5*time.Second {
+		t.Errorf("took %v to stop after SIGINT", took)
+	}
+	keys := lines(t, out)
+	if len(keys) == 0 || !strings.Contains(stderr.String(), "interrupted after") || !strings.Contains(stderr.String(), "--resume") {
+		t.Errorf("%d results; stderr:\n%s", len(keys), stderr.String())
+	}
+	t.Logf("stopped %v after SIGINT with %d results on disk", took, len(keys))
+
+	// Resume finishes the plan without repeating a cell.
+	res, err := exec.Command(bin, "matrix", "-c", cfg, "-o", out, "--resume", "-q").CombinedOutput()
+	if err != nil {
+		t.Fatalf("resume: %v\n%s", err, res)
+	}
+	after := lines(t, out)
+	if want := planned(t, bin, cfg); len(after) != want {
+		t.Fatalf("%d results after resume, want the %d planned", len(after), want)
+	}
+	for k, n := range after {
+		if n != 1 {
+			t.Fatalf("key %s appears %d times after resume", k, n)
+		}
+	}
+}
+
+func TestKillAndResume(t *testing.T) {
+	bin := build(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "big.toml")
+	os.WriteFile(cfg, []byte(bigPlan), 0o644)
+	out := filepath.Join(dir, "res.jsonl")
+	planned := planned(t, bin, cfg)
+	cmd := exec.Command(bin, "matrix", "-c", cfg, "-o", out, "-q")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitLines(t, out, 2000)
+	cmd.Process.Kill() // no chance to flush or clean up
+	cmd.Wait()
+	res, err := exec.Command(bin, "matrix", "-c", cfg, "-o", out, "--resume", "-q").CombinedOutput()
+	if err != nil {
+		t.Fatalf("resume: %v\n%s", err, res)
+	}
+	if !strings.Contains(string(res), "resuming") {
+		t.Errorf("no resume message:\n%s", res)
+	}
+	keys := lines(t, out)
+	if len(keys) != planned {
+		t.Errorf("%d keys after resume, want the %d planned", len(keys), planned)
+	}
+	for k, n := range keys {
+		if n != 1 {
+			t.Fatalf("key %s appears %d times", k, n)
+		}
+	}
+}
+
+// planned asks the binary how many cells a config plans.
+func planned(t *testing.T, bin, cfg string) int {
+	t.Helper()
+	dry, err := exec.Command(bin, "matrix", "-c", cfg, "--dry-run").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(dry), "\n") {
+		if strings.HasPrefix(l, "cells:") {
+			return atoi(strings.TrimSpace(strings.TrimPrefix(l, "cells:")))
+		}
+	}
+	t.Fatalf("no cell count in:\n%s", dry)
+	return 0
+}
+
+func atoi(s string) int {
+	n := 0
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			break
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
