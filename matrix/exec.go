@@ -26,9 +26,12 @@ type env struct {
 	runID   string
 	workDir string
 
-	cache    *target.Cache
-	requests atomic.Int64
-	tokens   atomic.Int64
+	cache     *target.Cache
+	judgeSpec string
+	judgeOpts map[string]any
+	fatal     atomic.Pointer[error] // an error that stops the run (a rejected key)
+	requests  atomic.Int64
+	tokens    atomic.Int64
 
 	mu      sync.Mutex
 	targets map[string]target.Target
@@ -47,8 +50,21 @@ func newEnv(open func(string, target.Options) (target.Target, error), runID, wor
 
 // target opens (once) the target a config names.
 func (e *env) target(cfg *Config) (target.Target, error) {
-	opts, _ := json.Marshal(cfg.TargetOpts)
-	id := cfg.TargetSpec + "\x00" + string(opts)
+	return e.openOnce(cfg.TargetSpec, cfg.TargetOpts)
+}
+
+// judgeTarget is the target the LLM judge asks: the run's judge target
+// when one is set, else the target under test.
+func (e *env) judgeTarget(under target.Target) (target.Target, error) {
+	if e.judgeSpec == "" {
+		return under, nil
+	}
+	return e.openOnce(e.judgeSpec, e.judgeOpts)
+}
+
+func (e *env) openOnce(spec string, options map[string]any) (target.Target, error) {
+	opts, _ := json.Marshal(options)
+	id := spec + "\x00" + string(opts)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if t, ok := e.targets[id]; ok {
@@ -57,14 +73,14 @@ func (e *env) target(cfg *Config) (target.Target, error) {
 	if err, ok := e.errs[id]; ok {
 		return nil, err
 	}
-	t, err := e.open(cfg.TargetSpec, target.Options(cfg.TargetOpts))
+	t, err := e.open(spec, target.Options(options))
 	if err != nil {
 		e.errs[id] = err
 		return nil, err
 	}
 	t = counting{t, e}
 	if e.cache != nil {
-		t = target.WithCache(t, e.cache, cfg.TargetSpec)
+		t = target.WithCache(t, e.cache, spec)
 	}
 	e.targets[id] = t
 	return t, nil
@@ -104,6 +120,10 @@ func (e *env) execute(ctx context.Context, cell Cell) (res Result, interrupted b
 	start := time.Now()
 	res = newResult(cell, e.runID)
 	fail := func(err error) {
+		if errors.Is(err, target.ErrUnauthorized) {
+			// Every later cell would fail the same way.
+			e.fatal.CompareAndSwap(nil, &err)
+		}
 		res.Outcome, res.Success, res.Confidence = judge.RuntimeError, false, "n/a"
 		res.Error = err.Error()
 		res.Reason = "runtime error: " + err.Error()
@@ -168,7 +188,12 @@ func (e *env) execute(ctx context.Context, cell Cell) (res Result, interrupted b
 	case "none":
 		j = judge.None{}
 	case "llm":
-		j = judge.LLM{Target: t}
+		jt, err := e.judgeTarget(t)
+		if err != nil {
+			fail(fmt.Errorf("judge target: %w", err))
+			return res, false
+		}
+		j = judge.LLM{Target: jt}
 	default:
 		j = judge.Rule{}
 	}

@@ -44,7 +44,16 @@ type Runner struct {
 	// Cache, when set, serves requests already answered from disk; results
 	// say so in their metadata ("cached": true).
 	Cache *target.Cache
+	// JudgeTarget, when set, is the spec of the model the LLM judge asks
+	// (with JudgeOptions); otherwise the judge asks the target under test.
+	JudgeTarget  string
+	JudgeOptions target.Options
 }
+
+// ErrStopped is wrapped by the error of a run that a fatal cell error
+// stopped: a provider rejecting the API key (HTTP 401) fails every later
+// cell the same way, so scheduling stops at the first.
+var ErrStopped = errors.New("run stopped")
 
 // Stats counts what a run has spent so far.
 type Stats struct {
@@ -91,6 +100,7 @@ func (r Runner) RunEncoded(ctx context.Context, src Source, encode func(Result) 
 	}
 	e := newEnv(r.Open, runID, r.WorkDir)
 	e.cache = r.Cache
+	e.judgeSpec, e.judgeOpts = r.JudgeTarget, r.JudgeOptions
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
@@ -108,6 +118,9 @@ func (r Runner) RunEncoded(ctx context.Context, src Source, encode func(Result) 
 		go func() {
 			defer wg.Done()
 			for i := range jobs {
+				if e.fatal.Load() != nil {
+					continue // the run is stopping; queued cells do not start
+				}
 				res, interrupted := e.execute(ctx, src.Cell(i))
 				if interrupted {
 					continue
@@ -129,6 +142,9 @@ func (r Runner) RunEncoded(ctx context.Context, src Source, encode func(Result) 
 		for i := 0; i < total; i++ {
 			if r.overBudget(e.stats()) {
 				budgetHit.Store(true)
+				return
+			}
+			if e.fatal.Load() != nil {
 				return
 			}
 			select {
@@ -168,6 +184,8 @@ func (r Runner) RunEncoded(ctx context.Context, src Source, encode func(Result) 
 		return sinkErr
 	case ctx.Err() != nil:
 		return ctx.Err()
+	case e.fatal.Load() != nil:
+		return fmt.Errorf("%w after %d of %d cells: %w", ErrStopped, done, total, *e.fatal.Load())
 	case budgetHit.Load():
 		s := e.stats()
 		return fmt.Errorf("%w after %d of %d cells (%d requests, %d tokens)", ErrBudget, done, total, s.Requests, s.Tokens)
@@ -253,4 +271,34 @@ func (c *concat) Cell(i int) Cell {
 		start = end
 	}
 	panic(fmt.Sprintf("matrix: cell %d out of range (%d cells)", i, c.Len()))
+}
+
+// Configs returns the distinct configs of a source's cells (one for a
+// Grid; one per dataset case), without visiting every cell when the source
+// knows them.
+func Configs(src Source) []*Config {
+	if c, ok := src.(interface{ configs() []*Config }); ok {
+		return c.configs()
+	}
+	var out []*Config
+	seen := map[*Config]bool{}
+	for i := 0; i < src.Len(); i++ {
+		if c := src.Cell(i).Config; !seen[c] {
+			seen[c] = true
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (g *Grid) configs() []*Config { return []*Config{g.cfg} }
+
+func (f *filtered) configs() []*Config { return Configs(f.src) }
+
+func (c *concat) configs() []*Config {
+	var out []*Config
+	for _, s := range c.srcs {
+		out = append(out, Configs(s)...)
+	}
+	return out
 }

@@ -126,9 +126,12 @@ func (r *retrying) Chat(ctx context.Context, req Request) (Response, error) {
 			return Response{}, ctxErr
 		}
 		retryable, after, status := Classify(err)
-		wait := p.Backoff(attempt)
-		if after > wait {
-			wait = after
+		// The server's Retry-After is the wait when it gives one: it knows
+		// when it will serve again, and an exponential guess on top would
+		// only idle every worker sharing the back-off.
+		wait := after
+		if wait <= 0 {
+			wait = p.Backoff(attempt)
 		}
 		if status == http.StatusTooManyRequests {
 			p.Limiter.Backoff(min(wait, p.MaxRetryAfter))

@@ -19,6 +19,7 @@ import (
 	"github.com/pikit-go/pikit/matrix"
 	"github.com/pikit-go/pikit/method"
 	"github.com/pikit-go/pikit/report"
+	"github.com/pikit-go/pikit/target"
 )
 
 // Exit statuses.
@@ -57,7 +58,8 @@ func exitCode(err error) int {
 	case errors.Is(err, context.Canceled):
 		return ExitInterrupted
 	case errors.As(err, &ue), errors.Is(err, matrix.ErrConfig), errors.Is(err, method.ErrUnknown),
-		errors.Is(err, method.ErrOption), errors.Is(err, dataset.ErrUnknown), errors.Is(err, report.ErrExists):
+		errors.Is(err, method.ErrOption), errors.Is(err, dataset.ErrUnknown), errors.Is(err, report.ErrExists),
+		errors.Is(err, target.ErrMissingKey):
 		return ExitUsage
 	}
 	return ExitFailed
@@ -74,6 +76,11 @@ func Main() int {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 	go watchSignals(sigs, cancel, os.Stderr, func() { os.Exit(ExitInterrupted) })
+	// API keys may come from ./.env; the real environment wins.
+	if err := target.LoadDotEnv(""); err != nil {
+		fmt.Fprintf(os.Stderr, "pikit: %v\n", err)
+		return ExitUsage
+	}
 	return Run(ctx, os.Args[1:], IO{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr})
 }
 

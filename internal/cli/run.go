@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -36,6 +37,13 @@ type runOptions struct {
 	Quiet       bool
 	Cache       string
 
+	BaseURL        string
+	MaxRetries     int
+	RequestTimeout time.Duration
+	RPS            float64
+	JudgeTarget    string
+	JudgeBaseURL   string
+
 	shardK, shardN int
 }
 
@@ -55,6 +63,12 @@ func (o *runOptions) addFlags(cmd *cobra.Command) {
 	f.Int64Var(&o.MaxRequests, "max-requests", 0, "stop scheduling cells after this many model requests (0: no limit)")
 	f.Int64Var(&o.MaxTokens, "max-tokens", 0, "stop scheduling cells after this many tokens, as providers report them (0: no limit)")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress bar")
+	f.StringVar(&o.BaseURL, "base-url", "", "base URL of the target's API, e.g. http://127.0.0.1:8000/v1 (default: the config's [target] base_url, then the provider's environment variable)")
+	f.IntVar(&o.MaxRetries, "max-retries", target.DefaultMaxRetries, "retries of a failed model request (429, 5xx, timeouts, malformed answers)")
+	f.DurationVar(&o.RequestTimeout, "request-timeout", target.DefaultAttemptTimeout, "bound on each model request attempt")
+	f.Float64Var(&o.RPS, "rps", 0, "requests per second to each provider, shared by all workers (0: no limit; 429s always slow every worker)")
+	f.StringVar(&o.JudgeTarget, "judge-target", "", "the model --judge llm asks (default: the target under test)")
+	f.StringVar(&o.JudgeBaseURL, "judge-base-url", "", "base URL of the judge target's API")
 	f.StringVar(&o.Cache, "cache", "", "cache model responses in `DIR`: a rerun sends no request already answered (repeats stay separate)")
 }
 
@@ -69,6 +83,17 @@ func (o *runOptions) complete(cmd *cobra.Command) error {
 	}
 	if o.Concurrency < 1 {
 		return usage(fmt.Errorf("--concurrency: must be at least 1, got %d", o.Concurrency))
+	}
+	if o.MaxRetries < 0 || o.RequestTimeout <= 0 || o.RPS < 0 {
+		return usage(errors.New("--max-retries and --rps must not be negative, --request-timeout must be positive"))
+	}
+	if o.JudgeBaseURL != "" && o.JudgeTarget == "" {
+		return usage(errors.New("--judge-base-url needs --judge-target"))
+	}
+	if o.JudgeTarget != "" {
+		if _, _, err := target.ParseSpec(o.JudgeTarget); err != nil {
+			return usage(fmt.Errorf("--judge-target: %w", err))
+		}
 	}
 	if o.MaxRequests < 0 || o.MaxTokens < 0 {
 		return usage(errors.New("--max-requests and --max-tokens must not be negative"))
@@ -152,6 +177,10 @@ func (o *runOptions) execute(ctx context.Context, streams IO, src matrix.Source,
 	if o.DryRun {
 		return writePlan(streams.Out, src)
 	}
+	runner := o.runner()
+	if err := preflight(runner, src, o); err != nil {
+		return err
+	}
 	w, src, err := o.openOutput(streams, src)
 	if err != nil {
 		return err
@@ -184,7 +213,6 @@ func (o *runOptions) execute(ctx context.Context, streams IO, src matrix.Source,
 		bar.add(r)
 		return nil
 	}
-	runner := matrix.Runner{Concurrency: o.Concurrency, MaxRequests: o.MaxRequests, MaxTokens: o.MaxTokens}
 	if o.Cache != "" {
 		if runner.Cache, err = target.OpenCache(o.Cache); err != nil {
 			return usage(err)
@@ -218,6 +246,9 @@ func (o *runOptions) execute(ctx context.Context, streams IO, src matrix.Source,
 	case errors.Is(runErr, context.Canceled):
 		fmt.Fprintf(streams.ErrOut, "interrupted after %d of %d cells%s\n", sum.Cells, src.Len(), resume)
 		return runErr
+	case errors.Is(runErr, matrix.ErrStopped):
+		fmt.Fprintf(streams.ErrOut, "%v%s\n", runErr, resume)
+		return errFailed
 	case errors.Is(runErr, matrix.ErrBudget):
 		fmt.Fprintf(streams.ErrOut, "stopped: %v%s\n", runErr, resume)
 		return errFailed
@@ -226,6 +257,80 @@ func (o *runOptions) execute(ctx context.Context, streams IO, src matrix.Source,
 	case sum.Errors > 0:
 		fmt.Fprintf(streams.ErrOut, "%d cells failed with runtime errors (see the error field of their results)\n", sum.Errors)
 		return errFailed
+	}
+	return nil
+}
+
+// runner builds the runner with the target flags: targets open through
+// pikit's retry, timeout and rate-limit wrappers, each spec once.
+func (o *runOptions) runner() matrix.Runner {
+	policy := target.RetryPolicy{MaxRetries: o.MaxRetries, AttemptTimeout: o.RequestTimeout}
+	if o.MaxRetries == 0 {
+		policy.MaxRetries = -1 // the flag's 0 means no retries
+	}
+	var limiter *target.Limiter
+	if o.RPS > 0 {
+		limiter = target.NewLimiter(o.RPS, 1)
+	} else {
+		limiter = target.NewLimiter(0, 1) // no rate, but a shared back-off on 429
+	}
+	open := func(spec string, opts target.Options) (target.Target, error) {
+		provider, _, err := target.ParseSpec(spec)
+		if err != nil {
+			return nil, err
+		}
+		if provider == "mock" {
+			return target.Open(spec, opts)
+		}
+		return target.OpenWith(spec, opts, policy, limiter)
+	}
+	r := matrix.Runner{Concurrency: o.Concurrency, MaxRequests: o.MaxRequests, MaxTokens: o.MaxTokens}
+	r.Open = func(spec string, opts target.Options) (target.Target, error) {
+		if o.BaseURL != "" && spec != o.JudgeTarget {
+			opts = withOption(opts, target.OptBaseURL, o.BaseURL)
+		}
+		return open(spec, opts)
+	}
+	if o.JudgeTarget != "" {
+		r.JudgeTarget = o.JudgeTarget
+		if o.JudgeBaseURL != "" {
+			r.JudgeOptions = target.Options{target.OptBaseURL: o.JudgeBaseURL}
+		}
+	}
+	return r
+}
+
+func withOption(opts target.Options, k string, v any) target.Options {
+	out := make(target.Options, len(opts)+1)
+	for key, val := range opts {
+		out[key] = val
+	}
+	out[k] = v
+	return out
+}
+
+// preflight opens every target the run will use before any cell runs, so a
+// missing API key or a bad option is exit 2 with nothing sent or written.
+func preflight(r matrix.Runner, src matrix.Source, o *runOptions) error {
+	seen := map[string]bool{}
+	check := func(spec string, opts map[string]any) error {
+		id := fmt.Sprint(spec, opts)
+		if seen[id] {
+			return nil
+		}
+		seen[id] = true
+		if _, err := r.Open(spec, target.Options(opts)); err != nil {
+			return usage(fmt.Errorf("target %s: %w", spec, err))
+		}
+		return nil
+	}
+	for _, cfg := range matrix.Configs(src) {
+		if err := check(cfg.TargetSpec, cfg.TargetOpts); err != nil {
+			return err
+		}
+	}
+	if o.JudgeTarget != "" {
+		return check(o.JudgeTarget, r.JudgeOptions)
 	}
 	return nil
 }
