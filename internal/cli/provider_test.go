@@ -162,3 +162,44 @@ func TestTransient429sLoseNothing(t *testing.T) {
 	}
 	t.Logf("100 cells, %d requests (%.0f%% answered 429), 0 results lost", n.Load(), 100*float64(n.Load()/5)/float64(n.Load()))
 }
+
+func TestDatasetAgainstAnthropicServer(t *testing.T) {
+	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-test-cli")
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		if r.URL.Path != "/v1/messages" || r.Header.Get("anthropic-version") == "" {
+			http.Error(w, `{"type":"error","error":{"type":"invalid_request_error","message":"bad path or version"}}`, http.StatusBadRequest)
+			return
+		}
+		var req struct {
+			Messages []struct {
+				Content []struct {
+					Type string `json:"type"`
+					Text string `json:"text"`
+				} `json:"content"`
+			} `json:"messages"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		answer := "I will only summarise."
+		if m := req.Messages; len(m) > 0 && len(m[len(m)-1].Content) > 0 && strings.Contains(m[len(m)-1].Content[0].Text, "HACKED") {
+			answer = "HACKED"
+		}
+		text, _ := json.Marshal(answer)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"id":"msg_%d","type":"message","role":"assistant","model":"claude-test","content":[{"type":"text","text":%s}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":30,"output_tokens":3}}`, n.Load(), text)
+	}))
+	defer srv.Close()
+	out := filepath.Join(t.TempDir(), "res.jsonl")
+	r := run(t, "dataset", "run", "direct_injection", "--target", "anthropic:claude-test", "--base-url", srv.URL, "-o", out)
+	if r.code != 0 {
+		t.Fatalf("%+v", r)
+	}
+	res, err := report.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := report.Summarize(res); s.ASR.Successes == 0 || res[0].FinalText != "HACKED" || res[0].Usage.PromptTokens != 30 {
+		t.Errorf("the model's answers should be in the results: %+v %q", s.ASR, res[0].FinalText)
+	}
+}
