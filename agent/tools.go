@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -145,3 +146,34 @@ var (
 	listFiles = Tool{Name: "list_files", Description: "List the files of the project workspace.",
 		Output: text("README.md\nmain.go\nreport.pdf\nnotes/todo.txt")}
 )
+
+// sinkPool and sourcePool are every tool the scenarios draw on.
+var (
+	sinkPool = []Tool{
+		sendEmail, forwardEmail, postForm, writeFile, deleteFile, moveFile, runCommand, runTests,
+		installPackage, postMessage, createTicket, scheduleMeeting, sendDM, createEvent, modifyEvent,
+		transferMoney, payBill, bookFlight, bookHotel, createPost, sharePost,
+	}
+	sourcePool = []Tool{
+		readEmail, listEmails, searchEmails, searchKB, getDocument, fetchURL, webSearch, loadSkill,
+		readSource, listFiles, clickLink, getPageTitle, downloadFile, summarizeText, translateText,
+		readFile, listDirectory, searchFiles, getFileInfo, searchCodebase, readChannel, getDM,
+		getThread, listChannels, searchContacts, getEvents, getEventDetails, getBalance,
+		getTransactions, getAccountInfo, listAccounts, searchFlights, searchHotels, getFlightDetails,
+		getHotelDetails, getWeather, readFeed, getPost, getNotifications,
+	}
+)
+
+// SourceTools returns every source tool of the pool (the tools that return
+// data, any of which can carry a payload), sorted by name.
+func SourceTools() []Tool { return sortedTools(sourcePool) }
+
+// SinkTools returns every sink tool of the pool (the actions an attacker
+// wants), sorted by name.
+func SinkTools() []Tool { return sortedTools(sinkPool) }
+
+func sortedTools(ts []Tool) []Tool {
+	out := append([]Tool(nil), ts...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}

@@ -20,8 +20,10 @@ func init() {
 			switch model {
 			case "", "echo":
 				return Echo{}, nil
+			case "obedient":
+				return Obedient{}, nil
 			}
-			return nil, fmt.Errorf("unknown mock model %q; known: echo", model)
+			return nil, fmt.Errorf("unknown mock model %q; known: echo, obedient", model)
 		},
 	})
 }
