@@ -2,7 +2,6 @@ package defense_test
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -10,23 +9,6 @@ import (
 	"github.com/pikit-go/pikit/attack"
 	"github.com/pikit-go/pikit/defense"
 )
-
-// benignCorpus reads testdata/benign.txt: ordinary texts separated by
-// blank lines.
-func benignCorpus(t testing.TB) []string {
-	t.Helper()
-	b, err := os.ReadFile("testdata/benign.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var texts []string
-	for _, s := range strings.Split(strings.ReplaceAll(string(b), "\r\n", "\n"), "\n\n") {
-		if s = strings.TrimSpace(s); s != "" {
-			texts = append(texts, s)
-		}
-	}
-	return texts
-}
 
 // injectionTasks are the attacker tasks every attack words.
 var injectionTasks = []string{
@@ -89,7 +71,7 @@ func flaggedShare(t *testing.T, d defense.Detector, samples []sample, logMisses,
 
 func TestDetectorRates(t *testing.T) {
 	var benign []sample
-	for i, s := range benignCorpus(t) {
+	for i, s := range defense.BenignCorpus(t) {
 		benign = append(benign, sample{fmt.Sprintf("benign/%d", i+1), s})
 	}
 	if len(benign) < 50 {
@@ -213,7 +195,7 @@ func TestRepetitionDetector(t *testing.T) {
 }
 
 func BenchmarkDetect(b *testing.B) {
-	texts := benignCorpus(b)
+	texts := defense.BenignCorpus(b)
 	plain, _ := attackCorpus(b)
 	for _, s := range plain {
 		texts = append(texts, s.text)

@@ -86,8 +86,11 @@ func (r Runner) RunSource(ctx context.Context, src Source, sink Sink) error {
 // RunEncoded is RunSource with encoding done by the workers: encode (when
 // not nil) turns each result into bytes in parallel, and sink receives both
 // — so a single writer only copies bytes, and encoding scales with the
-// workers.
-func (r Runner) RunEncoded(ctx context.Context, src Source, encode func(Result) ([]byte, error), sink func(Result, []byte) error) error {
+// workers. flush, when not nil, is called whenever the sink has caught up
+// with every finished cell: a writer can buffer what sink gives it and
+// write it out then, one system call for a burst of results instead of one
+// per result, and no result waits longer than the burst it came in.
+func (r Runner) RunEncoded(ctx context.Context, src Source, encode func(Result) ([]byte, error), sink func(Result, []byte) error, flush ...func() error) error {
 	total := src.Len()
 	n := r.Concurrency
 	if n <= 0 {
@@ -168,6 +171,13 @@ func (r Runner) RunEncoded(ctx context.Context, src Source, encode func(Result) 
 		err := out.err
 		if err == nil {
 			err = sink(out.res, out.b)
+		}
+		if err == nil && len(results) == 0 {
+			for _, f := range flush {
+				if err = f(); err != nil {
+					break
+				}
+			}
 		}
 		if err != nil {
 			sinkErr = err

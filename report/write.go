@@ -102,15 +102,16 @@ func (w *fileWriter) Close() error {
 }
 
 // Encoder is implemented by writers whose encoding can be done apart from
-// writing (by the runner's workers, in parallel): Write(r) is
-// WriteEncoded(Encode(r)).
+// writing (by the runner's workers, in parallel) and whose flushes can be
+// grouped: Write(r) is Append(Encode(r)) followed by Flush.
 type Encoder interface {
 	Encode(matrix.Result) ([]byte, error)
-	WriteEncoded([]byte) error
+	Append([]byte) error // buffer an encoded result
+	Flush() error        // write what is buffered
 }
 
 // NewJSONL writes one JSON object per line, flushing each.
-func NewJSONL(w io.Writer) Writer { return &jsonlWriter{bw: bufio.NewWriter(w)} }
+func NewJSONL(w io.Writer) Writer { return &jsonlWriter{bw: bufio.NewWriterSize(w, 256<<10)} }
 
 type jsonlWriter struct {
 	bw *bufio.Writer
@@ -123,7 +124,10 @@ func (w *jsonlWriter) Write(r matrix.Result) error {
 	if err != nil {
 		return err
 	}
-	return w.WriteEncoded(b)
+	if err := w.Append(b); err != nil {
+		return err
+	}
+	return w.Flush()
 }
 
 // Encode returns the result's line, newline included.
@@ -135,13 +139,15 @@ func (w *jsonlWriter) Encode(r matrix.Result) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// WriteEncoded writes and flushes one encoded line.
-func (w *jsonlWriter) WriteEncoded(b []byte) error {
-	if _, err := w.bw.Write(b); err != nil {
-		return err
-	}
-	return w.bw.Flush()
+// Append buffers one encoded line; the buffer is written when full, or by
+// Flush.
+func (w *jsonlWriter) Append(b []byte) error {
+	_, err := w.bw.Write(b)
+	return err
 }
+
+// Flush writes the buffered lines.
+func (w *jsonlWriter) Flush() error { return w.bw.Flush() }
 
 func (w *jsonlWriter) Close() error { return w.bw.Flush() }
 

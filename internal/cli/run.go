@@ -199,7 +199,7 @@ func (o *runOptions) execute(ctx context.Context, streams IO, src matrix.Source,
 		var err error
 		switch {
 		case enc != nil:
-			err = enc.WriteEncoded(line)
+			err = enc.Append(line) // flushed when the burst ends
 		case w != nil:
 			err = w.Write(r)
 		}
@@ -218,7 +218,11 @@ func (o *runOptions) execute(ctx context.Context, streams IO, src matrix.Source,
 			return usage(err)
 		}
 	}
-	runErr := runner.RunEncoded(ctx, src, encode, sink)
+	var flush []func() error
+	if enc != nil {
+		flush = append(flush, enc.Flush)
+	}
+	runErr := runner.RunEncoded(ctx, src, encode, sink, flush...)
 	bar.finish()
 	if w != nil {
 		if err := w.Close(); err != nil && runErr == nil {
