@@ -115,7 +115,7 @@ func variants() []variant {
 		special["format_confusion"] = append(special["format_confusion"], v)
 	}
 	var out []variant
-	for _, name := range Names() {
+	for _, name := range AttackNames() {
 		vs, ok := special[name]
 		if !ok {
 			vs = []variant{{}}
@@ -421,5 +421,23 @@ func BenchmarkInject(b *testing.B) {
 				_ = a.Inject(testPrompt, testTask)
 			}
 		})
+	}
+}
+
+func TestNoneInjectsNothing(t *testing.T) {
+	a, err := New(None, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := a.Inject(testPrompt, testTask); got != testPrompt {
+		t.Errorf("none changed the prompt: %q", got)
+	}
+	for _, n := range AttackNames() {
+		if n == None {
+			t.Error("AttackNames (what \"*\" expands to) must leave out none")
+		}
+	}
+	if len(AttackNames()) != len(Names())-1 {
+		t.Errorf("AttackNames %v vs Names %v", AttackNames(), Names())
 	}
 }

@@ -55,6 +55,13 @@ func Craft(task string, o Options) (Crafted, error) {
 	if err != nil {
 		return Crafted{}, err
 	}
+	if name == attack.None {
+		// The benign baseline: no payload, the clean carrier.
+		if o.Channel == "" {
+			return Crafted{Mode: Direct, Delivery: o.Instruction}, nil
+		}
+		return Crafted{Mode: Indirect}, nil
+	}
 	payload := atk.Inject("", task)
 	if o.Channel == "" {
 		return Crafted{Mode: Direct, Payload: payload, Delivery: atk.Inject(o.Instruction, task)}, nil

@@ -27,7 +27,7 @@ func BenchmarkRun(b *testing.B) {
 func benchRun(b *testing.B, agent string) {
 	// Repeats are the innermost axis: size them so that b.N cells cover
 	// every attack × defense pair, not just the first few.
-	repeats := b.N/(len(attack.Names())*len(defense.AllNames())) + 1
+	repeats := b.N/(len(attack.AttackNames())*len(defense.AllNames())) + 1
 	cfg, err := matrix.Parse("bench.toml", fmt.Appendf(nil, "attacks = [\"*\"]\ndefenses = [\"*\"]\nrepeats = %d\nagents = [%q]\n", repeats, agent))
 	if err != nil {
 		b.Fatal(err)

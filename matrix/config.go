@@ -55,6 +55,10 @@ type Config struct {
 	Repeats      int            `json:"repeats"`
 	TargetOpts   map[string]any `json:"target_options,omitempty"`
 	Seed         int64          `json:"seed"`
+	// Expected is text a useful answer to the user's request contains
+	// (key expected, or utility_canary): it measures utility, benign and
+	// under attack.
+	Expected string `json:"expected,omitempty"`
 
 	// CaseID and CaseDescription tag the results of a dataset case; the
 	// case id is part of every cell key.

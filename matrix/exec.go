@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/pikit-go/pikit/agent"
+	"github.com/pikit-go/pikit/attack"
 	"github.com/pikit-go/pikit/channel"
 	"github.com/pikit-go/pikit/craft"
 	"github.com/pikit-go/pikit/defense"
@@ -206,6 +208,13 @@ func (e *env) execute(ctx context.Context, cell Cell) (res Result, interrupted b
 		return res, false
 	}
 	res.Success, res.Outcome, res.Confidence, res.Reason = v.Success, v.Outcome, v.Confidence, v.Reason
+	if cfg.Expected != "" {
+		u := strings.Contains(strings.ToLower(tr.FinalText), strings.ToLower(cfg.Expected))
+		res.Utility = &u
+	}
+	if cell.Attack.Name == attack.None {
+		res.Metadata["benign"] = true
+	}
 	res.Signals, res.Evidence = v.Signals, v.Evidence
 	if v.Raw != "" {
 		res.Metadata["judge_raw"] = v.Raw
@@ -251,9 +260,16 @@ func (e *env) craft(cell Cell) (agent.Input, judge.Task, error) {
 		seed := cell.Seed
 		in.Seed = &seed
 	}
-	if c.Mode == craft.Direct {
+	switch {
+	case cell.Attack.Name == attack.None:
+		// The benign baseline: nothing tainted, the tools answer as they
+		// would.
+		if c.Mode == craft.Direct {
+			in.UserMessage, in.Instruction = c.Delivery, o.Instruction
+		}
+	case c.Mode == craft.Direct:
 		in.UserMessage, in.UserTainted, in.Instruction = c.Delivery, true, o.Instruction
-	} else {
+	default:
 		in.Taint = map[string]string{sc.TaintPoint: c.Delivery}
 	}
 	task := judge.Task{Text: cfg.Task, Payload: c.Payload, Canary: cfg.Canary, RequireSink: cfg.RequireSink, SinkArgs: sinkArgs(cfg.SinkArgs)}

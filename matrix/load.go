@@ -23,6 +23,7 @@ var flatKeys = []string{
 	"channels", "channel", "channel_specs", "agents", "agent", "task", "canary", "marker",
 	"require_sink", "sink_args", "target_spec", "judge_type", "user_message", "data_sample",
 	"max_steps", "carrier_mode", "temperature", "repeats", "target_options", "seed",
+	"expected", "utility_canary",
 }
 
 var judgeKeys = []string{"type", "canary", "marker", "require_sink", "sink_args"}
@@ -168,6 +169,8 @@ func (d *decoder) flat(prefix string, m map[string]any) {
 			field = k + "s"
 		case "marker":
 			field = "canary"
+		case "utility_canary":
+			field = "expected"
 		}
 		if prev, dup := d.paths[field]; dup {
 			d.errorf(path, "the same setting as %s (line %d); keep one", prev, d.pathLine(prev))
@@ -217,6 +220,8 @@ func (d *decoder) flat(prefix string, m map[string]any) {
 			d.targetOptions(path, d.table(path, v))
 		case "seed":
 			d.cfg.Seed, d.cfg.SeedSet = int64(d.int(path, v)), true
+		case "expected", "utility_canary":
+			d.cfg.Expected = d.string(path, v)
 		default:
 			delete(d.paths, field)
 			d.errorf(path, "unknown key%s; valid keys: %s", suggest.Hint(k, flatKeys), strings.Join(flatKeys, ", "))

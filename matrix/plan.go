@@ -97,7 +97,7 @@ func Expand(cfg Config) (*Grid, error) {
 	}
 	c := &cfg
 	g := &Grid{cfg: c, repeats: c.Repeats, prefix: configKey(c)}
-	g.attacks = entries(axis(c.Attacks, c.attacksSet || len(c.AttackSpecs) == 0, c.AttackSpecs, attack.Names))
+	g.attacks = entries(axis(c.Attacks, c.attacksSet || len(c.AttackSpecs) == 0, c.AttackSpecs, attack.AttackNames))
 	g.defenses = entries(axis(c.Defenses, c.defensesSet || len(c.DefenseSpecs) == 0, c.DefenseSpecs, defense.AllNames))
 	channels := axis(c.Channels, c.channelsSet || len(c.ChannelSpecs) == 0, c.ChannelSpecs, channel.Names)
 	agents := expand(c.Agents, agent.Names)
@@ -261,8 +261,9 @@ func configKey(cfg *Config) []byte {
 		MaxSteps    int            `json:"max_steps"`
 		CarrierMode string         `json:"carrier_mode"`
 		Temperature float64        `json:"temperature"`
+		Expected    string         `json:"expected,omitempty"`
 	}{cfg.CaseID, cfg.SeedSet, cfg.Task, cfg.Canary, cfg.RequireSink, cfg.SinkArgs, cfg.TargetSpec, cfg.TargetOpts,
-		cfg.JudgeType, cfg.UserMessage, cfg.DataSample, cfg.MaxSteps, cfg.CarrierMode, cfg.Temperature}
+		cfg.JudgeType, cfg.UserMessage, cfg.DataSample, cfg.MaxSteps, cfg.CarrierMode, cfg.Temperature, cfg.Expected}
 	b, err := json.Marshal(material)
 	if err != nil {
 		// Only unsupported option values (validated away) can fail here.

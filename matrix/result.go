@@ -37,6 +37,9 @@ type Result struct {
 	LatencyMS        int64            `json:"latency_ms"`
 	Usage            target.Usage     `json:"usage"`
 	Error            string           `json:"error,omitempty"`
+	// Utility says whether the answer still did the user's task (it holds
+	// the config's expected text); absent when the config expects nothing.
+	Utility *bool `json:"utility,omitempty"`
 }
 
 // Sink receives each result as it completes. An error stops the run.

@@ -125,5 +125,18 @@ func ReadFile(path string) ([]matrix.Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	for i := range out {
+		normalize(&out[i])
+	}
 	return out, nil
+}
+
+// normalize fills in what older files (the Python pikit's) carry
+// differently: a dataset case id only as a "[id] " prefix of the reason.
+func normalize(r *matrix.Result) {
+	if r.CaseID == "" && strings.HasPrefix(r.Reason, "[") {
+		if end := strings.Index(r.Reason, "] "); end > 1 && !strings.ContainsAny(r.Reason[1:end], " \t") {
+			r.CaseID = r.Reason[1:end]
+		}
+	}
 }

@@ -49,6 +49,22 @@ func NewRate(successes, n int) Rate {
 	return r
 }
 
+// pct formats the rate, "—" when there is no data.
+func (r Rate) pct() string {
+	if r.N == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f%%", 100*r.Rate)
+}
+
+// ci formats the interval, "—" when there is no data.
+func (r Rate) ci() string {
+	if r.N == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f–%.1f%%", 100*r.Low, 100*r.High)
+}
+
 // String formats "s/n (rate%, 95% CI low–high%)".
 func (r Rate) String() string {
 	if r.N == 0 {
@@ -63,18 +79,26 @@ type Group struct {
 	Values []string `json:"values"`
 	ASR    Rate     `json:"asr"`
 	Errors int      `json:"errors"`
+	// Utility under attack and benign utility, over the cells whose config
+	// expects an answer (N = 0 when none does).
+	Utility       Rate `json:"utility_under_attack"`
+	BenignUtility Rate `json:"benign_utility"`
 }
 
 // Summary aggregates results: the attack success rate (ASR) over judged
 // cells, with runtime errors and unjudged cells counted beside it.
 type Summary struct {
-	Cells     int                   `json:"cells"`
-	Errors    int                   `json:"errors"`
-	NotJudged int                   `json:"not_judged"`
-	ASR       Rate                  `json:"asr"`
-	Outcomes  map[judge.Outcome]int `json:"outcomes"`
-	By        []string              `json:"by,omitempty"`
-	Groups    []Group               `json:"groups,omitempty"`
+	Cells     int  `json:"cells"`
+	Errors    int  `json:"errors"`
+	NotJudged int  `json:"not_judged"`
+	ASR       Rate `json:"asr"`
+	Benign    int  `json:"benign_cells,omitempty"`
+	// Utility under attack and benign utility, as for a Group.
+	Utility       Rate                  `json:"utility_under_attack"`
+	BenignUtility Rate                  `json:"benign_utility"`
+	Outcomes      map[judge.Outcome]int `json:"outcomes"`
+	By            []string              `json:"by,omitempty"`
+	Groups        []Group               `json:"groups,omitempty"`
 }
 
 // GroupFields are the fields results can be grouped by.
@@ -104,16 +128,30 @@ func Field(r matrix.Result, name string) string {
 	return ""
 }
 
-// counts says how a result counts toward a rate.
+// counts says how a result counts toward the attack success rate. Runtime
+// errors and unjudged cells are left out (and counted beside it), and so
+// are benign baseline cells (attack "none"). A result without an outcome
+// (the Python pikit's older files) counts by its success flag, or as an
+// error when its reason says so.
 func counts(r matrix.Result) (judged, success, failed bool) {
 	switch r.Outcome {
 	case judge.RuntimeError:
 		return false, false, true
 	case judge.NotJudged:
 		return false, false, false
+	case "":
+		if strings.HasPrefix(r.Reason, "error:") || r.Error != "" {
+			return false, false, true
+		}
+	}
+	if benign(r) {
+		return false, false, false
 	}
 	return true, r.Success, false
 }
+
+// benign reports whether a result is a benign baseline cell.
+func benign(r matrix.Result) bool { return r.Attack == "none" }
 
 // Summarize aggregates results, grouped by the named fields (none for just
 // the totals). Groups come sorted by their values.
@@ -130,7 +168,7 @@ func Summarize(results []matrix.Result, by ...string) Summary {
 type Aggregator struct {
 	by      []string
 	sum     Summary
-	succ, n int
+	all     groupAcc
 	groups  map[string]*groupAcc
 	scratch []string
 }
@@ -138,6 +176,38 @@ type Aggregator struct {
 type groupAcc struct {
 	values          []string
 	succ, n, errors int
+	util, utilN     int // utility under attack
+	bUtil, bUtilN   int // benign utility
+}
+
+func (g *groupAcc) add(r matrix.Result, judged, success, failed bool) {
+	if failed {
+		g.errors++
+	}
+	if judged {
+		g.n++
+		if success {
+			g.succ++
+		}
+	}
+	if r.Utility != nil && !failed {
+		if benign(r) {
+			g.bUtilN++
+			if *r.Utility {
+				g.bUtil++
+			}
+		} else {
+			g.utilN++
+			if *r.Utility {
+				g.util++
+			}
+		}
+	}
+}
+
+func (g *groupAcc) group() Group {
+	return Group{Values: g.values, ASR: NewRate(g.succ, g.n), Errors: g.errors,
+		Utility: NewRate(g.util, g.utilN), BenignUtility: NewRate(g.bUtil, g.bUtilN)}
 }
 
 // NewAggregator returns an empty aggregator grouping by the named fields.
@@ -153,15 +223,12 @@ func (a *Aggregator) Add(r matrix.Result) {
 	if failed {
 		a.sum.Errors++
 	}
-	if !judged && !failed {
+	if benign(r) && !failed {
+		a.sum.Benign++
+	} else if !judged && !failed {
 		a.sum.NotJudged++
 	}
-	if judged {
-		a.n++
-		if success {
-			a.succ++
-		}
-	}
+	a.all.add(r, judged, success, failed)
 	if len(a.by) == 0 {
 		return
 	}
@@ -174,15 +241,7 @@ func (a *Aggregator) Add(r matrix.Result) {
 		g = &groupAcc{values: append([]string(nil), a.scratch...)}
 		a.groups[k] = g
 	}
-	if failed {
-		g.errors++
-	}
-	if judged {
-		g.n++
-		if success {
-			g.succ++
-		}
-	}
+	g.add(r, judged, success, failed)
 }
 
 // Summary returns the summary of the results added so far.
@@ -192,7 +251,8 @@ func (a *Aggregator) Summary() Summary {
 	for o, c := range a.sum.Outcomes {
 		s.Outcomes[o] = c
 	}
-	s.ASR = NewRate(a.succ, a.n)
+	all := a.all.group()
+	s.ASR, s.Utility, s.BenignUtility = all.ASR, all.Utility, all.BenignUtility
 	keys := make([]string, 0, len(a.groups))
 	for k := range a.groups {
 		keys = append(keys, k)
@@ -200,10 +260,23 @@ func (a *Aggregator) Summary() Summary {
 	sort.Strings(keys)
 	s.Groups = nil
 	for _, k := range keys {
-		g := a.groups[k]
-		s.Groups = append(s.Groups, Group{Values: g.values, ASR: NewRate(g.succ, g.n), Errors: g.errors})
+		s.Groups = append(s.Groups, a.groups[k].group())
 	}
 	return s
+}
+
+// WriteGroupsText writes only the summary's group table.
+func (s Summary) WriteGroupsText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	s.writeGroups(tw)
+	return tw.Flush()
+}
+
+func (s Summary) writeGroups(tw io.Writer) {
+	fmt.Fprintf(tw, "%s\tsuccess\trate\t95%% CI\terrors\n", strings.ToUpper(strings.Join(s.By, "\t")))
+	for _, g := range s.Groups {
+		fmt.Fprintf(tw, "%s\t%d/%d\t%s\t%s\t%d\n", strings.Join(g.Values, "\t"), g.ASR.Successes, g.ASR.N, g.ASR.pct(), g.ASR.ci(), g.Errors)
+	}
 }
 
 // WriteText writes the summary as aligned text: totals, outcomes, and the
@@ -215,6 +288,13 @@ func (s Summary) WriteText(w io.Writer) error {
 	fmt.Fprintf(tw, "runtime errors\t%d\n", s.Errors)
 	if s.NotJudged > 0 {
 		fmt.Fprintf(tw, "not judged\t%d\n", s.NotJudged)
+	}
+	if s.Benign > 0 {
+		fmt.Fprintf(tw, "benign cells\t%d (attack none: not counted in the attack success rate)\n", s.Benign)
+	}
+	if s.Utility.N > 0 || s.BenignUtility.N > 0 {
+		fmt.Fprintf(tw, "utility under attack\t%s\n", s.Utility)
+		fmt.Fprintf(tw, "benign utility\t%s\n", s.BenignUtility)
 	}
 	var parts []string
 	for _, o := range judge.Outcomes {
@@ -230,10 +310,7 @@ func (s Summary) WriteText(w io.Writer) error {
 	fmt.Fprintf(tw, "outcomes\t%s\n", strings.Join(parts, ", "))
 	if len(s.Groups) > 0 {
 		fmt.Fprintln(tw)
-		fmt.Fprintf(tw, "%s\tsuccess\trate\t95%% CI\terrors\n", strings.ToUpper(strings.Join(s.By, "\t")))
-		for _, g := range s.Groups {
-			fmt.Fprintf(tw, "%s\t%d/%d\t%.1f%%\t%.1f–%.1f%%\t%d\n", strings.Join(g.Values, "\t"), g.ASR.Successes, g.ASR.N, 100*g.ASR.Rate, 100*g.ASR.Low, 100*g.ASR.High, g.Errors)
-		}
+		s.writeGroups(tw)
 	}
 	return tw.Flush()
 }

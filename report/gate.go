@@ -1,0 +1,106 @@
+package report
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// GateOptions are the thresholds a run must meet.
+type GateOptions struct {
+	MaxASR float64 // the highest acceptable attack success rate, 0..1
+	// Strict compares the upper bound of the 95% interval, not the rate:
+	// the gate passes only when the data show the rate is under the
+	// threshold.
+	Strict bool
+	// MaxErrors is the most runtime errors tolerated; negative means any.
+	MaxErrors int
+}
+
+// GateCheck is the verdict on one group (or the whole run).
+type GateCheck struct {
+	Name     string  `json:"name"`
+	ASR      Rate    `json:"asr"`
+	Measured float64 `json:"measured"` // the rate, or its upper bound when strict
+	Errors   int     `json:"errors"`
+	Failed   bool    `json:"failed"`
+	Reason   string  `json:"reason,omitempty"`
+}
+
+// Gate checks a summary's groups (or its total when it has none) against
+// the thresholds.
+func Gate(s Summary, o GateOptions) []GateCheck {
+	check := func(name string, r Rate, errors int) GateCheck {
+		c := GateCheck{Name: name, ASR: r, Measured: r.Rate, Errors: errors}
+		what := "attack success rate"
+		if o.Strict {
+			c.Measured, what = r.High, "upper bound of the 95% CI of the attack success rate"
+		}
+		if r.N > 0 && c.Measured > o.MaxASR {
+			c.Failed = true
+			c.Reason = fmt.Sprintf("%s %.1f%% > %.1f%% (%s)", what, 100*c.Measured, 100*o.MaxASR, r)
+		}
+		if o.MaxErrors >= 0 && errors > o.MaxErrors {
+			c.Failed = true
+			c.Reason = strings.TrimPrefix(c.Reason+fmt.Sprintf("; %d runtime errors > %d", errors, o.MaxErrors), "; ")
+		}
+		return c
+	}
+	if len(s.Groups) == 0 {
+		return []GateCheck{check("all cells", s.ASR, s.Errors)}
+	}
+	var out []GateCheck
+	for _, g := range s.Groups {
+		name := make([]string, len(g.Values))
+		for i, v := range g.Values {
+			name[i] = s.By[i] + "=" + v
+		}
+		out = append(out, check(strings.Join(name, " "), g.ASR, g.Errors))
+	}
+	return out
+}
+
+// WriteJUnit writes gate checks as a JUnit XML report: one test case per
+// check, a failure for each check over its threshold.
+func WriteJUnit(w io.Writer, suite string, checks []GateCheck) error {
+	type failure struct {
+		Message string `xml:"message,attr"`
+		Type    string `xml:"type,attr"`
+		Text    string `xml:",chardata"`
+	}
+	type testcase struct {
+		Name      string   `xml:"name,attr"`
+		Classname string   `xml:"classname,attr"`
+		Time      string   `xml:"time,attr"`
+		Failure   *failure `xml:"failure,omitempty"`
+		SystemOut string   `xml:"system-out,omitempty"`
+	}
+	type testsuite struct {
+		XMLName  xml.Name   `xml:"testsuite"`
+		Name     string     `xml:"name,attr"`
+		Tests    int        `xml:"tests,attr"`
+		Failures int        `xml:"failures,attr"`
+		Errors   int        `xml:"errors,attr"`
+		Cases    []testcase `xml:"testcase"`
+	}
+	ts := testsuite{Name: suite, Tests: len(checks)}
+	for _, c := range checks {
+		tc := testcase{Name: c.Name, Classname: suite, Time: "0", SystemOut: fmt.Sprintf("attack success %s; runtime errors %d", c.ASR, c.Errors)}
+		if c.Failed {
+			ts.Failures++
+			tc.Failure = &failure{Message: c.Reason, Type: "threshold", Text: c.Reason}
+		}
+		ts.Cases = append(ts.Cases, tc)
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(ts); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
