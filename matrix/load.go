@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/pikit-go/pikit/internal/suggest"
 	"github.com/pikit-go/pikit/internal/tomlpos"
+	"github.com/pikit-go/pikit/method"
 )
 
 // flatKeys are the config keys accepted at the top level of a flat config,
@@ -79,24 +81,24 @@ func DecodeTable(file string, table map[string]any, lines func(path string) int,
 		case skipped[k]:
 		case k == "matrix" || k == "judge":
 			if _, ok := table[k].(map[string]any); !ok {
-				d.errorf(join(prefix, k), "want a table ([%s]), got %s", k, describe(table[k]))
+				d.errorf(join(prefix, k), "want a table ([%s]), got %s", k, method.Describe(table[k]))
 			}
 		case k == "target":
 			if _, ok := table[k].(map[string]any); !ok {
-				d.errorf(join(prefix, k), "want a table ([target] with spec = \"...\"), got %s; use target_spec for a spec string", describe(table[k]))
+				d.errorf(join(prefix, k), "want a table ([target] with spec = \"...\"), got %s; use target_spec for a spec string", method.Describe(table[k]))
 			}
 		default:
 			top[k] = table[k]
 		}
 	}
-	d.flat(prefix, top)
+	d.flat(prefix, top, nil)
 	if m, ok := table["matrix"].(map[string]any); ok && !skipped["matrix"] {
 		for k := range m {
 			if _, dup := top[k]; dup {
 				d.errorf(join(prefix, "matrix."+k), "set both at the top level and in [matrix]; keep one")
 			}
 		}
-		d.flat(join(prefix, "matrix"), m)
+		d.flat(join(prefix, "matrix"), m, nil)
 	}
 	if j, ok := table["judge"].(map[string]any); ok && !skipped["judge"] {
 		d.judge(join(prefix, "judge"), j)
@@ -159,10 +161,16 @@ func (d *decoder) errorf(path, format string, args ...any) {
 	d.errs.add(&Error{File: d.file, Line: line, Key: key, Msg: fmt.Sprintf(format, args...)})
 }
 
-func (d *decoder) flat(prefix string, m map[string]any) {
-	for _, k := range sortedKeys(m) {
-		path := join(prefix, k)
-		v := m[k]
+// flat decodes config keys. rename maps a document key to the config key
+// it sets ([judge] type is judge_type).
+func (d *decoder) flat(prefix string, m map[string]any, rename map[string]string) {
+	for _, doc := range sortedKeys(m) {
+		path := join(prefix, doc)
+		v := m[doc]
+		k := doc
+		if r, ok := rename[doc]; ok {
+			k = r
+		}
 		field := k
 		switch k {
 		case "attack", "defense", "channel", "agent":
@@ -229,33 +237,18 @@ func (d *decoder) flat(prefix string, m map[string]any) {
 	}
 }
 
+// judge decodes the [judge] section: a subset of the config keys, with
+// type for judge_type.
 func (d *decoder) judge(prefix string, m map[string]any) {
+	known := map[string]any{}
 	for _, k := range sortedKeys(m) {
-		path := join(prefix, k)
-		v := m[k]
-		field := map[string]string{"type": "judge_type", "marker": "canary"}[k]
-		if field == "" {
-			field = k
-		}
-		if _, dup := d.paths[field]; dup {
-			d.errorf(path, "also set outside [judge]; keep one")
+		if !slices.Contains(judgeKeys, k) {
+			d.errorf(join(prefix, k), "unknown key in [judge]%s; valid keys: %s", suggest.Hint(k, judgeKeys), strings.Join(judgeKeys, ", "))
 			continue
 		}
-		d.paths[field] = path
-		switch k {
-		case "type":
-			d.cfg.JudgeType = d.string(path, v)
-		case "canary", "marker":
-			d.cfg.Canary = d.string(path, v)
-		case "require_sink":
-			d.cfg.RequireSink = d.bool(path, v)
-		case "sink_args":
-			d.cfg.SinkArgs = d.table(path, v)
-		default:
-			delete(d.paths, field)
-			d.errorf(path, "unknown key in [judge]%s; valid keys: %s", suggest.Hint(k, judgeKeys), strings.Join(judgeKeys, ", "))
-		}
+		known[k] = m[k]
 	}
+	d.flat(prefix, known, map[string]string{"type": "judge_type"})
 }
 
 func (d *decoder) target(prefix string, m map[string]any) {
@@ -296,7 +289,7 @@ func (d *decoder) targetOptions(prefix string, opts map[string]any) {
 func (d *decoder) string(path string, v any) string {
 	s, ok := v.(string)
 	if !ok {
-		d.errorf(path, "want a string, got %s", describe(v))
+		d.errorf(path, "want a string, got %s", method.Describe(v))
 	}
 	return s
 }
@@ -310,21 +303,21 @@ func (d *decoder) strings(path string, v any) []string {
 		for i, e := range x {
 			s, ok := e.(string)
 			if !ok {
-				d.errorf(fmt.Sprintf("%s.%d", path, i), "want a list of strings; element %d is %s", i, describe(e))
+				d.errorf(fmt.Sprintf("%s.%d", path, i), "want a list of strings; element %d is %s", i, method.Describe(e))
 				continue
 			}
 			out = append(out, s)
 		}
 		return out
 	}
-	d.errorf(path, "want a list of strings (or one string), got %s", describe(v))
+	d.errorf(path, "want a list of strings (or one string), got %s", method.Describe(v))
 	return nil
 }
 
 func (d *decoder) bool(path string, v any) bool {
 	b, ok := v.(bool)
 	if !ok {
-		d.errorf(path, "want true or false, got %s", describe(v))
+		d.errorf(path, "want true or false, got %s", method.Describe(v))
 	}
 	return b
 }
@@ -338,7 +331,7 @@ func (d *decoder) int(path string, v any) int {
 			return int(n)
 		}
 	}
-	d.errorf(path, "want an integer, got %s", describe(v))
+	d.errorf(path, "want an integer, got %s", method.Describe(v))
 	return 0
 }
 
@@ -349,14 +342,14 @@ func (d *decoder) float(path string, v any) float64 {
 	case float64:
 		return n
 	}
-	d.errorf(path, "want a number, got %s", describe(v))
+	d.errorf(path, "want a number, got %s", method.Describe(v))
 	return 0
 }
 
 func (d *decoder) table(path string, v any) map[string]any {
 	m, ok := v.(map[string]any)
 	if !ok {
-		d.errorf(path, "want a table (e.g. { to = \"attacker@example.com\" }), got %s", describe(v))
+		d.errorf(path, "want a table (e.g. { to = \"attacker@example.com\" }), got %s", method.Describe(v))
 	}
 	return m
 }
@@ -369,7 +362,7 @@ func (d *decoder) specs(path string, v any) []Spec {
 	case map[string]any:
 		items = []any{x}
 	default:
-		d.errorf(path, "want a list of tables like { name = \"...\", kwargs = { ... } }, got %s", describe(v))
+		d.errorf(path, "want a list of tables like { name = \"...\", kwargs = { ... } }, got %s", method.Describe(v))
 		return nil
 	}
 	var out []Spec
@@ -377,7 +370,7 @@ func (d *decoder) specs(path string, v any) []Spec {
 		ipath := fmt.Sprintf("%s.%d", path, i)
 		m, ok := it.(map[string]any)
 		if !ok {
-			d.errorf(ipath, "want a table like { name = \"...\", kwargs = { ... } }, got %s", describe(it))
+			d.errorf(ipath, "want a table like { name = \"...\", kwargs = { ... } }, got %s", method.Describe(it))
 			continue
 		}
 		var s Spec
@@ -398,26 +391,6 @@ func (d *decoder) specs(path string, v any) []Spec {
 		out = append(out, s)
 	}
 	return out
-}
-
-func describe(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "nothing"
-	case string:
-		return fmt.Sprintf("the string %q", x)
-	case int64:
-		return fmt.Sprintf("the integer %d", x)
-	case float64:
-		return fmt.Sprintf("the number %v", x)
-	case bool:
-		return fmt.Sprintf("the boolean %v", x)
-	case []any:
-		return "a list"
-	case map[string]any:
-		return "a table"
-	}
-	return fmt.Sprintf("a %T", v)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

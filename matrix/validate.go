@@ -8,6 +8,7 @@ import (
 	"github.com/pikit-go/pikit/attack"
 	"github.com/pikit-go/pikit/channel"
 	"github.com/pikit-go/pikit/defense"
+	"github.com/pikit-go/pikit/method"
 	"github.com/pikit-go/pikit/target"
 )
 
@@ -82,7 +83,7 @@ func (c *Config) Validate() error {
 		switch c.SinkArgs[k].(type) {
 		case string, int64, int, float64, bool:
 		default:
-			bad("sink_args."+k, "want a string, number or boolean, got %s", describe(c.SinkArgs[k]))
+			bad("sink_args."+k, "want a string, number or boolean, got %s", method.Describe(c.SinkArgs[k]))
 		}
 	}
 	return errs.err()

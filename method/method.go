@@ -274,7 +274,7 @@ func coerce(o Option, v any) (any, error) {
 	case string:
 		s, ok := v.(string)
 		if !ok {
-			return nil, fmt.Errorf("want a string, got %s", describe(v))
+			return nil, fmt.Errorf("want a string, got %s", Describe(v))
 		}
 		if len(o.Choices) > 0 {
 			for _, c := range o.Choices {
@@ -296,7 +296,7 @@ func coerce(o Option, v any) (any, error) {
 				return int(n), nil
 			}
 		}
-		return nil, fmt.Errorf("want an integer, got %s", describe(v))
+		return nil, fmt.Errorf("want an integer, got %s", Describe(v))
 	case float64:
 		switch n := v.(type) {
 		case float64:
@@ -306,11 +306,11 @@ func coerce(o Option, v any) (any, error) {
 		case int:
 			return float64(n), nil
 		}
-		return nil, fmt.Errorf("want a number, got %s", describe(v))
+		return nil, fmt.Errorf("want a number, got %s", Describe(v))
 	case bool:
 		b, ok := v.(bool)
 		if !ok {
-			return nil, fmt.Errorf("want true or false, got %s", describe(v))
+			return nil, fmt.Errorf("want true or false, got %s", Describe(v))
 		}
 		return b, nil
 	case []string:
@@ -324,18 +324,20 @@ func coerce(o Option, v any) (any, error) {
 			for i, e := range l {
 				s, ok := e.(string)
 				if !ok {
-					return nil, fmt.Errorf("want a list of strings, element %d is %s", i, describe(e))
+					return nil, fmt.Errorf("want a list of strings, element %d is %s", i, Describe(e))
 				}
 				out[i] = s
 			}
 			return out, nil
 		}
-		return nil, fmt.Errorf("want a list of strings, got %s", describe(v))
+		return nil, fmt.Errorf("want a list of strings, got %s", Describe(v))
 	}
 	return nil, fmt.Errorf("unsupported option type %T", o.Default)
 }
 
-func describe(v any) string {
+// Describe names a decoded config value for an error message: "the
+// string \"many\"", "the integer 3", "a list".
+func Describe(v any) string {
 	switch x := v.(type) {
 	case nil:
 		return "nothing"
@@ -346,7 +348,7 @@ func describe(v any) string {
 	case float64:
 		return fmt.Sprintf("the number %v", x)
 	case bool:
-		return fmt.Sprintf("%v", x)
+		return fmt.Sprintf("the boolean %v", x)
 	case []any:
 		return "a list"
 	case map[string]any:
