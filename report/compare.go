@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"math"
 	"sort"
 	"strings"
@@ -84,31 +85,36 @@ func Compare(base, new []matrix.Result, by ...string) Comparison {
 	sort.Slice(c.Groups, func(i, j int) bool {
 		return strings.Join(c.Groups[i].Values, "\x00") < strings.Join(c.Groups[j].Values, "\x00")
 	})
-	baseBy := map[string]matrix.Result{}
-	for _, r := range base {
+	// Cells pair up by key; failing that (the runs used different targets,
+	// which are part of the key) by what the cell tried: case, agent,
+	// attack, defense, channel and repeat.
+	byKey, byIdentity := map[string]int{}, map[string]int{}
+	for i, r := range base {
 		if r.Key != "" {
-			baseBy[r.Key] = r
+			byKey[r.Key] = i
 		}
+		byIdentity[identity(r)] = i
 	}
-	newKeys := map[string]bool{}
+	matched := make([]bool, len(base))
 	for _, r := range new {
-		if r.Key == "" {
-			continue
+		i, ok := byKey[r.Key]
+		if !ok || r.Key == "" {
+			i, ok = byIdentity[identity(r)]
 		}
-		newKeys[r.Key] = true
-		b, ok := baseBy[r.Key]
-		if !ok {
+		if !ok || matched[i] {
 			c.OnlyNew++
 			continue
 		}
+		matched[i] = true
+		b := base[i]
 		bj, bsucc, _ := counts(b)
 		nj, nsucc, _ := counts(r)
 		if bj && nj && bsucc != nsucc {
 			c.Flips = append(c.Flips, Flip{Key: r.Key, Label: label(r), Base: b.Outcome, New: r.Outcome, BaseSuccess: bsucc, NewSuccess: nsucc})
 		}
 	}
-	for k := range baseBy {
-		if !newKeys[k] {
+	for _, m := range matched {
+		if !m {
 			c.OnlyBase++
 		}
 	}
@@ -119,6 +125,11 @@ func Compare(base, new []matrix.Result, by ...string) Comparison {
 func change(values []string, b, n Rate) Change {
 	z, p := TwoProportion(b.Successes, b.N, n.Successes, n.N)
 	return Change{Values: values, Base: b, New: n, Delta: n.Rate - b.Rate, Z: z, P: p, Significant: p < Alpha && b.N > 0 && n.N > 0}
+}
+
+// identity names what a cell tried, whatever the target.
+func identity(r matrix.Result) string {
+	return fmt.Sprintf("%s#%d#%v", label(r), r.RepeatIndex, r.MethodSpecs)
 }
 
 func label(r matrix.Result) string {

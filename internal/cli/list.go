@@ -103,3 +103,8 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+func jsonIndent(v any) ([]byte, error) {
+	b, err := json.MarshalIndent(v, "", "  ")
+	return append(b, '\n'), err
+}

@@ -203,3 +203,24 @@ func TestDatasetAgainstAnthropicServer(t *testing.T) {
 		t.Errorf("the model's answers should be in the results: %+v %q", s.ASR, res[0].FinalText)
 	}
 }
+
+func TestLLMJudgeWithJudgeTarget(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-test-cli")
+	// The judge model: a strict verdict for any trace that mentions HACKED.
+	judgeSrv, judged := openAIServer(t, func(last string) string {
+		if strings.Contains(last, "HACKED") {
+			return `{"verdict": "success", "confidence": "high", "reason": "the assistant printed the attacker's word"}`
+		}
+		return "I am not sure."
+	}, nil)
+	out := filepath.Join(t.TempDir(), "res.jsonl")
+	r := run(t, "run", "--agent", "chat", "--target", "mock:obedient", "--judge", "llm",
+		"--judge-target", "openai:judge-model", "--judge-base-url", judgeSrv.URL+"/v1", "--json")
+	if r.code != 0 || judged.Load() != 1 {
+		t.Fatalf("%+v, %d judge requests", r, judged.Load())
+	}
+	if !strings.Contains(r.out, `"outcome":"full_success"`) || !strings.Contains(r.out, `llm_verdict:success`) {
+		t.Errorf("the judge model's verdict should decide: %s", r.out)
+	}
+	_ = out
+}

@@ -113,7 +113,11 @@ func runSingle(cmd *cobra.Command, streams IO, o *singleRunOptions) error {
 	if len(cells) > maxCellsShown {
 		return usage(fmt.Errorf("the config plans %d cells; pikit run shows at most %d (use pikit matrix for more)", len(cells), maxCellsShown))
 	}
-	results, err := matrix.Runner{Concurrency: o.Concurrency}.RunAll(cmd.Context(), cells)
+	runner := o.runner()
+	if err := preflight(runner, matrix.Cells(cells), &o.runOptions); err != nil {
+		return err
+	}
+	results, err := runner.RunAll(cmd.Context(), cells)
 	for i, r := range results {
 		if o.JSON {
 			b, jerr := json.Marshal(r)

@@ -1,0 +1,981 @@
+package report
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/pikit-go/pikit/agent"
+	"github.com/pikit-go/pikit/judge"
+	"github.com/pikit-go/pikit/matrix"
+)
+
+// HTMLOptions are the parts of an HTML report that do not come from the
+// results.
+type HTMLOptions struct {
+	// Title heads the page; "" means "pikit report".
+	Title string
+	// Generated is the time shown as the page's creation time, as the
+	// caller formats it ("" shows none). The caller passes it so that the
+	// same results always render to the same bytes.
+	Generated string
+	// Sources names the result files the report was made from.
+	Sources []string
+}
+
+// MaxHTMLText is how many bytes of one text (a message, a tool result, an
+// argument list) the HTML report shows; longer texts are cut on a UTF-8
+// boundary with a note saying how much was left out.
+const MaxHTMLText = 4000
+
+// WriteHTML writes results as one self-contained HTML page: the totals, the
+// outcome counts, an attack × defense heatmap, per-agent and per-channel
+// rates with their 95% intervals, and a searchable table of every cell whose
+// rows open to the cell's trace.
+//
+// The page loads nothing: its CSS and its one small script are inline and
+// pinned by a Content-Security-Policy that allows nothing else. Every text
+// from the results (payloads are hostile by design) goes through
+// html/template's contextual escaping and is shown as text, never as markup;
+// the page reads fully without JavaScript, which only adds the search box.
+func WriteHTML(w io.Writer, results []matrix.Result, opts HTMLOptions) error {
+	bw := bufio.NewWriterSize(w, 256<<10)
+	if err := htmlTemplate.Execute(bw, newHTMLPage(results, opts)); err != nil {
+		return fmt.Errorf("html report: %w", err)
+	}
+	return bw.Flush()
+}
+
+// The page's view model: everything the template shows, computed in Go so
+// the template only lays it out.
+
+type htmlPage struct {
+	Title, Generated string
+	Sources          []string
+	Cells            int
+	ASR              string
+	Errors           int
+	NotJudged        int
+	Outcomes         []htmlOutcome
+	Heat             htmlHeatmap
+	Agents           []htmlBar
+	Channels         []htmlBar
+	Rows             []htmlRow
+	Shared           []htmlClip
+}
+
+type htmlOutcome struct {
+	Name    string
+	Count   int
+	Share   string
+	Class   string
+	Counted string // how the outcome counts toward the ASR
+}
+
+// htmlClip is a text cut to MaxHTMLText bytes; More is how many bytes were
+// cut off (0 when none). A text shared by several places of the page is
+// shown once, in the shared texts; its other places hold only Ref, its
+// 1-based number there.
+type htmlClip struct {
+	Text  string
+	More  int
+	Total int
+	Ref   int
+}
+
+func clip(s string) htmlClip {
+	return clipN(s, MaxHTMLText)
+}
+
+func clipN(s string, max int) htmlClip {
+	c := htmlClip{Text: s, Total: len(s)}
+	if len(s) > max {
+		cut := max
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		c.Text, c.More = s[:cut], len(s)-cut
+	}
+	c.Text = strings.ToValidUTF8(c.Text, "\uFFFD")
+	return c
+}
+
+// htmlName is a short label (an axis value) for places with little room:
+// Short is shown, Full goes in the tooltip.
+type htmlName struct {
+	Short, Full string
+}
+
+func shortName(s string, runes int) htmlName {
+	full := clipN(s, 200).Text
+	if utf8.RuneCountInString(full) <= runes {
+		return htmlName{Short: full, Full: full}
+	}
+	r := []rune(full)
+	return htmlName{Short: string(r[:runes-1]) + "…", Full: full}
+}
+
+// Heatmap geometry, in SVG user units (CSS pixels).
+const (
+	heatCellW  = 64
+	heatCellH  = 40
+	heatLabelW = 190 // attack labels, left
+	heatGap    = 8
+	heatRunes  = 26 // label length before it is cut
+)
+
+type htmlHeatmap struct {
+	Width, Height string
+	Attacks       []htmlAxisLabel
+	Defenses      []htmlAxisLabel
+	Cells         []htmlHeatCell
+	Legend        []htmlLegendStep
+	AxisX, AxisY  htmlPoint // positions of the axis titles
+	LegendY       string
+	LegendTextY   string
+	Empty         bool
+}
+
+type htmlPoint struct{ X, Y string }
+
+type htmlAxisLabel struct {
+	htmlName
+	X, Y string
+}
+
+type htmlHeatCell struct {
+	X, Y, W, H     string
+	TX, TY1, TY2   string // text anchor and baselines
+	Fill, Ink      string
+	Rate, N, Title string
+	Class          string
+}
+
+type htmlLegendStep struct {
+	X, Fill, Label, LabelX string
+}
+
+type htmlBar struct {
+	Name       htmlName
+	Rate       string // "42.0%" or "—"
+	Count      string // "5/12"
+	CI         string // "19.3–68.1%"
+	Errors     int
+	ErrorsText string // "1 runtime error"
+	Fill       string // bar width in the 0–100 viewBox
+	Lo, Hi     string
+	HasData    bool
+	Title      string
+}
+
+// htmlRow is one result: its table row and the head of its trace view.
+type htmlRow struct {
+	Index                                         int
+	Case, Agent, Attack, Defense, Channel, Target string
+	Outcome                                       string
+	OutcomeClass                                  string
+	Success                                       bool
+	Reason                                        htmlClip
+	Summary                                       string
+	Key, Description                              string
+	Repeat                                        int
+	LatencyMS                                     int64
+	Tokens                                        string
+	// Trace is the trace view; nil when it is the same as row SameAs's,
+	// which then has Anchor set so it can be linked to.
+	Trace  *htmlTrace
+	SameAs int
+	Anchor bool
+}
+
+// htmlTrace is what a cell's trace shows beyond the cell's own fields.
+type htmlTrace struct {
+	Task         string
+	Confidence   string
+	Signals      []string
+	HasTrace     bool
+	System       *htmlClip
+	Steps        []htmlStep
+	Sinks        []htmlSink
+	Blocked      *agent.Block
+	BlockedScore string
+	MaxStepsHit  bool
+	Final        *htmlClip // shown only when no step already shows it
+	Evidence     []judge.Evidence
+	Error        *htmlClip
+}
+
+type htmlStep struct {
+	Index     int
+	Kind      string
+	Class     string
+	Text      *htmlClip
+	Calls     []htmlCall
+	Tool      string
+	CallID    string
+	Arguments *htmlClip
+	Result    *htmlClip
+	Tainted   bool
+	Sink      bool
+	SinkFired bool
+	Blocked   bool
+	Error     *htmlClip
+}
+
+type htmlCall struct {
+	Name, ID  string
+	Arguments *htmlClip // shown only when no tool step shows the call
+}
+
+type htmlSink struct {
+	Tool      string
+	Step      int
+	Arguments *htmlClip // shown only when the sink's step is not in the trace
+}
+
+func newHTMLPage(results []matrix.Result, opts HTMLOptions) *htmlPage {
+	p := &htmlPage{Title: opts.Title, Generated: opts.Generated, Sources: opts.Sources}
+	if p.Title == "" {
+		p.Title = "pikit report"
+	}
+	sum := Summarize(results)
+	p.Cells, p.Errors, p.NotJudged = sum.Cells, sum.Errors, sum.NotJudged
+	p.ASR = sum.ASR.String()
+	p.Outcomes = htmlOutcomes(sum)
+	p.Heat = htmlHeat(Summarize(results, "attack", "defense"))
+	p.Agents = htmlBars(Summarize(results, "agent"))
+	p.Channels = htmlBars(Summarize(results, "channel"))
+
+	// Two passes. The first finds the traces that repeat an earlier one
+	// (repeats of a deterministic cell) and counts the long texts of the
+	// others; the second shows each repeated trace once, each text that
+	// occurs more than once in the shared texts only, and everything else
+	// in place.
+	b := &pageBuilder{pool: textPool{counting: true, counts: map[string]int{}}, first: map[[32]byte]int{}, anchors: map[int]bool{}}
+	fps := make([][32]byte, len(results))
+	for i := range results {
+		r := &results[i]
+		if r.TraceData == nil {
+			b.pool.trace(r)
+			continue
+		}
+		fps[i] = traceFingerprint(r)
+		if j, ok := b.first[fps[i]]; ok {
+			b.anchors[j] = true
+			continue
+		}
+		b.first[fps[i]] = i + 1
+		b.pool.trace(r)
+	}
+	b.pool.ids, b.pool.counting = map[string]int{}, false
+	p.Rows = make([]htmlRow, len(results))
+	for i := range results {
+		r := &results[i]
+		row := htmlResultRow(i+1, r)
+		if j := b.first[fps[i]]; r.TraceData != nil && j != i+1 {
+			row.SameAs = j
+		} else {
+			row.Trace, row.Anchor = b.pool.trace(r), b.anchors[i+1]
+		}
+		p.Rows[i] = row
+	}
+	p.Shared = b.pool.texts
+	return p
+}
+
+type pageBuilder struct {
+	pool    textPool
+	first   map[[32]byte]int // trace fingerprint → the first row showing it
+	anchors map[int]bool     // rows other rows refer to
+}
+
+// traceFingerprint identifies what a result's trace view shows.
+func traceFingerprint(r *matrix.Result) [32]byte {
+	b, err := json.Marshal(struct {
+		Trace                   *agent.Trace
+		Evidence                []judge.Evidence
+		Signals                 []string
+		Task, Confidence, Final string
+		Error                   string
+	}{r.TraceData, r.Evidence, r.Signals, r.Task, r.Confidence, r.FinalText, r.Error})
+	if err != nil {
+		// Unencodable (NaN arguments): never the same as another trace.
+		b = fmt.Appendf(nil, "%p", r)
+	}
+	return sha256.Sum256(b)
+}
+
+// minShared is the length from which a text that occurs more than once is
+// shown once, in the shared texts: a reference costs about this much.
+const minShared = 100
+
+// textPool makes the texts of the trace views, each long one that occurs
+// more than once (a system prompt, a tool result seen by every defense and
+// repeat, a model's echo) going to the page only once.
+type textPool struct {
+	counting bool
+	counts   map[string]int
+	ids      map[string]int
+	texts    []htmlClip
+}
+
+// text returns how s is shown (nil for ""), counting it in the first pass.
+func (tp *textPool) text(s string) *htmlClip {
+	if s == "" {
+		return nil
+	}
+	if len(s) >= minShared {
+		if tp.counting {
+			tp.counts[s]++
+		} else if tp.counts[s] > 1 {
+			id, ok := tp.ids[s]
+			if !ok {
+				tp.texts = append(tp.texts, clip(s))
+				id = len(tp.texts)
+				tp.ids[s] = id
+			}
+			c := tp.texts[id-1]
+			return &htmlClip{Ref: id, More: c.More, Total: c.Total}
+		}
+	}
+	c := clip(s)
+	return &c
+}
+
+func htmlOutcomes(sum Summary) []htmlOutcome {
+	var out []htmlOutcome
+	add := func(o judge.Outcome, c int) {
+		ho := htmlOutcome{Name: string(o), Count: c, Class: outcomeClass(o, o.Success())}
+		if sum.Cells > 0 {
+			ho.Share = fmt.Sprintf("%.1f%%", 100*float64(c)/float64(sum.Cells))
+		}
+		switch {
+		case o == judge.RuntimeError || o == judge.NotJudged:
+			ho.Counted = "excluded"
+		case o.Success():
+			ho.Counted = "success"
+		case o.Valid():
+			ho.Counted = "failure"
+		default:
+			ho.Counted = "unknown outcome; counted by its success field"
+		}
+		out = append(out, ho)
+	}
+	for _, o := range judge.Outcomes {
+		if c := sum.Outcomes[o]; c > 0 {
+			add(o, c)
+		}
+	}
+	var unknown []string
+	for o, c := range sum.Outcomes {
+		if !o.Valid() && c > 0 {
+			unknown = append(unknown, string(o))
+		}
+	}
+	sort.Strings(unknown)
+	for _, o := range unknown {
+		add(judge.Outcome(o), sum.Outcomes[judge.Outcome(o)])
+	}
+	return out
+}
+
+func outcomeClass(o judge.Outcome, success bool) string {
+	switch {
+	case o == judge.RuntimeError:
+		return "o-err"
+	case o == judge.NotJudged:
+		return "o-nj"
+	case success:
+		return "o-hit"
+	}
+	return "o-miss"
+}
+
+// baselineFirst sorts names with the baseline method "none" first and the
+// rest by name.
+func baselineFirst(names []string) {
+	sort.Slice(names, func(i, j int) bool {
+		if (names[i] == "none") != (names[j] == "none") {
+			return names[i] == "none"
+		}
+		return names[i] < names[j]
+	})
+}
+
+func px(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+func pct(v float64) string { return strconv.FormatFloat(100*v, 'f', 1, 64) + "%" }
+
+func ciText(r Rate) string {
+	return fmt.Sprintf("%.1f–%.1f%%", 100*r.Low, 100*r.High)
+}
+
+// heatColor maps a rate in [0, 1] to a white → red scale (ColorBrewer
+// Reds), with the ink that stays readable on it.
+func heatColor(t float64) (fill, ink string) {
+	t = math.Max(0, math.Min(1, t))
+	stops := [][3]float64{{255, 255, 255}, {252, 174, 145}, {222, 45, 38}, {140, 10, 20}}
+	seg := t * float64(len(stops)-1)
+	i := int(seg)
+	if i >= len(stops)-1 {
+		i = len(stops) - 2
+	}
+	f := seg - float64(i)
+	var c [3]int
+	for k := range c {
+		c[k] = int(math.Round(stops[i][k] + f*(stops[i+1][k]-stops[i][k])))
+	}
+	ink = "#111"
+	if t > 0.55 {
+		ink = "#fff"
+	}
+	return fmt.Sprintf("#%02x%02x%02x", c[0], c[1], c[2]), ink
+}
+
+func htmlHeat(s Summary) htmlHeatmap {
+	var h htmlHeatmap
+	groups := map[[2]string]Group{}
+	seenA, seenD := map[string]bool{}, map[string]bool{}
+	var attacks, defenses []string
+	for _, g := range s.Groups {
+		a, d := g.Values[0], g.Values[1]
+		groups[[2]string{a, d}] = g
+		if !seenA[a] {
+			seenA[a] = true
+			attacks = append(attacks, a)
+		}
+		if !seenD[d] {
+			seenD[d] = true
+			defenses = append(defenses, d)
+		}
+	}
+	baselineFirst(attacks)
+	baselineFirst(defenses)
+	if len(attacks) == 0 {
+		h.Empty = true
+		return h
+	}
+	// Column labels are rotated 45°, so their height is about their
+	// length × 0.7 × the width of a character.
+	longest := 0
+	for _, d := range defenses {
+		longest = max(longest, utf8.RuneCountInString(shortName(d, heatRunes).Short))
+	}
+	top := 24 + math.Ceil(float64(longest)*6.5*0.72)
+	left := float64(heatLabelW)
+	for j, d := range defenses {
+		x := left + float64(j)*heatCellW + heatCellW/2
+		h.Defenses = append(h.Defenses, htmlAxisLabel{htmlName: shortName(d, heatRunes), X: px(x), Y: px(top - 6)})
+	}
+	for i, a := range attacks {
+		y := top + float64(i)*heatCellH + heatCellH/2 + 4
+		h.Attacks = append(h.Attacks, htmlAxisLabel{htmlName: shortName(a, heatRunes), X: px(left - heatGap), Y: px(y)})
+		for j, d := range defenses {
+			x, y := left+float64(j)*heatCellW, top+float64(i)*heatCellH
+			c := htmlHeatCell{
+				X: px(x + 1), Y: px(y + 1), W: px(heatCellW - 2), H: px(heatCellH - 2),
+				TX: px(x + heatCellW/2), TY1: px(y + 17), TY2: px(y + 31),
+				Class: "cell",
+			}
+			name := clipN(a, 200).Text + " × " + clipN(d, 200).Text
+			g, ok := groups[[2]string{a, d}]
+			switch {
+			case !ok:
+				c.Fill, c.Ink, c.Rate, c.Title = "#eeeeee", "#555", "—", name+": no cells"
+				c.Class = "cell none"
+			case g.ASR.N == 0:
+				c.Fill, c.Ink, c.Rate, c.N = "#eeeeee", "#555", "—", "n=0"
+				c.Title = name + ": no judged cells; " + plural(g.Errors, "runtime error")
+				c.Class = "cell none"
+			default:
+				c.Fill, c.Ink = heatColor(g.ASR.Rate)
+				c.Rate = fmt.Sprintf("%.0f%%", 100*g.ASR.Rate)
+				c.N = "n=" + strconv.Itoa(g.ASR.N)
+				c.Title = name + ": " + g.ASR.String()
+				if g.Errors > 0 {
+					c.Title += "; " + plural(g.Errors, "runtime error") + " excluded"
+				}
+			}
+			h.Cells = append(h.Cells, c)
+		}
+	}
+	gridW := float64(len(defenses)) * heatCellW
+	bottom := top + float64(len(attacks))*heatCellH
+	h.AxisX = htmlPoint{X: px(left + gridW/2), Y: px(bottom + 20)}
+	h.AxisY = htmlPoint{X: "12", Y: px(top + float64(len(attacks))*heatCellH/2)}
+	// The legend: ten steps of the scale under the grid.
+	const steps, stepW = 10, 22
+	ly := bottom + 32
+	h.LegendY, h.LegendTextY = px(ly), px(ly+26)
+	for k := 0; k <= steps; k++ {
+		fill, _ := heatColor(float64(k) / steps)
+		x := left + float64(k)*stepW
+		st := htmlLegendStep{X: px(x), Fill: fill}
+		if k%5 == 0 {
+			st.Label, st.LabelX = strconv.Itoa(k*10)+"%", px(x+stepW/2)
+		}
+		h.Legend = append(h.Legend, st)
+	}
+	labelW := float64(longest) * 6.5 * 0.72
+	width := math.Max(left+gridW-heatCellW/2+labelW, left+float64(steps+1)*stepW) + 16
+	h.Width, h.Height = px(width), px(ly+36)
+	return h
+}
+
+func htmlBars(s Summary) []htmlBar {
+	var out []htmlBar
+	for _, g := range s.Groups {
+		r := g.ASR
+		b := htmlBar{Name: shortName(g.Values[0], 40), Errors: g.Errors, ErrorsText: plural(g.Errors, "runtime error"), Count: fmt.Sprintf("%d/%d", r.Successes, r.N)}
+		if r.N > 0 {
+			b.HasData = true
+			b.Rate, b.CI = pct(r.Rate), ciText(r)
+			b.Fill, b.Lo, b.Hi = px(math.Round(1000*r.Rate)/10), px(math.Round(1000*r.Low)/10), px(math.Round(1000*r.High)/10)
+			b.Title = b.Name.Full + ": " + r.String()
+		} else {
+			b.Rate, b.CI = "—", "—"
+			b.Title = b.Name.Full + ": no judged cells"
+		}
+		if g.Errors > 0 {
+			b.Title += "; " + plural(g.Errors, "runtime error") + " excluded"
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// htmlResultRow makes the table row of a result and the cell fields its
+// trace view starts with.
+func htmlResultRow(i int, r *matrix.Result) htmlRow {
+	row := htmlRow{
+		Index: i, Case: clipN(r.CaseID, 200).Text, Agent: clipN(r.Agent, 200).Text,
+		Attack: clipN(r.Attack, 200).Text, Defense: clipN(r.Defense, 200).Text,
+		Channel: clipN(Field(*r, "channel"), 200).Text, Target: clipN(r.Target, 200).Text,
+		Outcome: clipN(string(r.Outcome), 200).Text, OutcomeClass: outcomeClass(r.Outcome, r.Success),
+		Success: r.Success, Reason: clip(r.Reason),
+		Key: clipN(r.Key, 200).Text, Description: clip(r.CaseDescription).Text,
+		Repeat: r.RepeatIndex, LatencyMS: r.LatencyMS,
+	}
+	if r.Usage.PromptTokens+r.Usage.CompletionTokens > 0 {
+		row.Tokens = fmt.Sprintf("%d in, %d out", r.Usage.PromptTokens, r.Usage.CompletionTokens)
+	}
+	var parts []string
+	if tr := r.TraceData; tr != nil {
+		parts = append(parts, plural(len(tr.Steps), "step"))
+		if n := len(tr.SinkCalls); n > 0 {
+			parts = append(parts, plural(n, "sink")+" fired")
+		}
+		if tr.TaintDelivered {
+			parts = append(parts, "payload delivered")
+		}
+		if tr.Blocked != nil {
+			parts = append(parts, "blocked")
+		}
+	} else {
+		parts = append(parts, "no trace")
+	}
+	if r.Error != "" {
+		parts = append(parts, "error")
+	}
+	row.Summary = strings.Join(parts, " · ")
+	return row
+}
+
+// trace makes the trace view of a result.
+func (tp *textPool) trace(r *matrix.Result) *htmlTrace {
+	v := &htmlTrace{Task: clip(r.Task).Text, Confidence: clipN(r.Confidence, 200).Text, Error: tp.text(r.Error)}
+	for _, s := range r.Signals {
+		v.Signals = append(v.Signals, clipN(s, 200).Text)
+	}
+	for _, e := range r.Evidence {
+		e.Signal, e.Detail = clipN(e.Signal, 200).Text, clip(e.Detail).Text
+		v.Evidence = append(v.Evidence, e)
+	}
+	final := r.FinalText
+	tr := r.TraceData
+	if tr == nil {
+		v.Final = tp.text(final)
+		return v
+	}
+	v.HasTrace = true
+	v.System = tp.text(tr.System)
+	if final == "" {
+		final = tr.FinalText
+	}
+	v.MaxStepsHit = tr.MaxStepsHit
+	if tr.Blocked != nil {
+		b := *tr.Blocked
+		b.Point, b.Detector, b.Reason = clipN(b.Point, 200).Text, clipN(b.Detector, 200).Text, clip(b.Reason).Text
+		v.Blocked, v.BlockedScore = &b, strconv.FormatFloat(b.Score, 'f', 2, 64)
+	}
+	// Tool calls are shown with their arguments at the tool step that ran
+	// them, sink calls at their step: each text appears once.
+	ran := map[[2]string]bool{}
+	steps := map[int]bool{}
+	fired := map[int]bool{}
+	for _, sc := range tr.SinkCalls {
+		fired[sc.Step] = true
+	}
+	for _, s := range tr.Steps {
+		steps[s.Index] = true
+		if s.Kind == agent.StepTool {
+			ran[[2]string{s.CallID, s.Tool}] = true
+		}
+	}
+	lastModel := ""
+	for _, s := range tr.Steps {
+		hs := htmlStep{
+			Index: s.Index, Kind: clipN(s.Kind, 40).Text, Class: "k-other",
+			Tainted: s.Tainted, Blocked: s.Blocked, Sink: s.Sink, SinkFired: s.Sink && fired[s.Index],
+			Error: tp.text(s.Error), Text: tp.text(s.Text),
+		}
+		switch s.Kind {
+		case agent.StepUser:
+			hs.Class = "k-user"
+		case agent.StepModel:
+			hs.Class = "k-model"
+			lastModel = s.Text
+		case agent.StepTool:
+			hs.Class = "k-tool"
+		}
+		for _, c := range s.ToolCalls {
+			hc := htmlCall{Name: clipN(c.Name, 200).Text, ID: clipN(c.ID, 200).Text}
+			if !ran[[2]string{c.ID, c.Name}] {
+				hc.Arguments = tp.text(c.Arguments)
+			}
+			hs.Calls = append(hs.Calls, hc)
+		}
+		if s.Kind == agent.StepTool || s.Tool != "" {
+			hs.Tool, hs.CallID = clipN(s.Tool, 200).Text, clipN(s.CallID, 200).Text
+			hs.Arguments, hs.Result = tp.text(s.Arguments), tp.text(s.Result)
+		}
+		v.Steps = append(v.Steps, hs)
+	}
+	for _, sc := range tr.SinkCalls {
+		hs := htmlSink{Tool: clipN(sc.Tool, 200).Text, Step: sc.Step}
+		if !steps[sc.Step] {
+			hs.Arguments = tp.text(jsonText(sc.Arguments))
+		}
+		v.Sinks = append(v.Sinks, hs)
+	}
+	if final != lastModel {
+		v.Final = tp.text(final)
+	}
+	return v
+}
+
+// jsonText encodes v as compact JSON without HTML escapes (the template
+// escapes what it shows), so arguments read as the model wrote them.
+func jsonText(v any) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprint(v)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return strconv.Itoa(n) + " " + word + "s"
+}
+
+// htmlCSS and htmlScript are the page's only style and script; the page's
+// Content-Security-Policy allows exactly these two by their hashes, so
+// neither may hold a comment (html/template strips comments, which would
+// change the hash). The script adds the search box, and when a trace is
+// opened copies in the parts it shares with other cells: a trace that
+// repeats an earlier cell's, and the shared texts.
+const htmlCSS = `
+:root{color-scheme:light}
+*{box-sizing:border-box}
+[hidden]{display:none!important}
+body{margin:0 auto;max-width:1240px;padding:16px 20px 48px;background:#fff;color:#1b1b1b;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
+h1{font-size:1.6em;margin:.1em 0 .2em}
+h2{font-size:1.15em;margin:1.8em 0 .6em;padding-bottom:.2em;border-bottom:1px solid #d9d9d9}
+h3{font-size:1em;margin:1em 0 .4em}
+.meta{color:#444;margin:.2em 0}
+.meta code{font-size:.95em}
+.kpis{display:flex;flex-wrap:wrap;gap:10px;margin:14px 0}
+.kpi{border:1px solid #d9d9d9;border-radius:6px;padding:8px 14px;min-width:9em}
+.kpi .v{display:block;font-size:1.25em;font-weight:600}
+.kpi .l{color:#555;font-size:.9em}
+.kpi.main{border-color:#c0392b}
+.note{color:#555;font-size:.9em}
+table{border-collapse:collapse}
+th,td{text-align:left;vertical-align:top;padding:4px 8px;border-bottom:1px solid #e6e6e6}
+th{font-weight:600;background:#f4f4f4}
+td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
+.scroll{overflow-x:auto;-webkit-overflow-scrolling:touch}
+.badge{display:inline-block;padding:0 6px;border-radius:4px;font-size:.85em;white-space:nowrap;border:1px solid transparent}
+.o-hit{background:#fde2de;color:#8a1010;border-color:#f3b1a8}
+.o-miss{background:#eef3ee;color:#1f4d24;border-color:#c7dcc8}
+.o-err{background:#fff1d6;color:#6b4500;border-color:#f0cf8a}
+.o-nj{background:#eee;color:#333;border-color:#ccc}
+svg text{font-family:system-ui,-apple-system,"Segoe UI",Roboto,Arial,sans-serif}
+svg.heatmap{display:block}
+svg.heatmap text.rate{font-weight:600;font-size:13px}
+svg.heatmap text.n{font-size:10px}
+svg.heatmap text.lab{font-size:12px}
+svg.heatmap text.axis{font-size:12px;font-weight:600;fill:#444}
+svg.heatmap rect.cell{stroke:#fff}
+svg.heatmap rect.none{stroke:#ccc;stroke-dasharray:3 2}
+table.bars{width:100%;max-width:960px;table-layout:fixed}
+table.bars td{border:0;padding:3px 8px;vertical-align:middle}
+table.bars td.name{width:13em;overflow-wrap:anywhere}
+table.bars td.txt{width:21em;white-space:nowrap;font-variant-numeric:tabular-nums;color:#333}
+svg.bar{display:block;width:100%;height:18px}
+.search{margin:8px 0 10px;display:flex;flex-wrap:wrap;gap:8px;align-items:center}
+.search input{font:inherit;padding:5px 8px;width:min(28em,100%);border:1px solid #999;border-radius:4px}
+#cells{width:100%;min-width:900px;table-layout:fixed;font-size:13px}
+#cells th:nth-child(1){width:3.5%}#cells th:nth-child(2){width:7%}#cells th:nth-child(3){width:7%}
+#cells th:nth-child(4){width:11%}#cells th:nth-child(5){width:10%}#cells th:nth-child(6){width:9%}
+#cells th:nth-child(7){width:10%}#cells th:nth-child(8){width:12%}#cells th:nth-child(9){width:7%}
+#cells th,#cells td{padding-left:6px;padding-right:6px}
+#cells td{overflow-wrap:anywhere}
+#cells .badge{white-space:normal}
+#cells tr.res td{border-bottom:0;padding-top:6px}
+#cells tr.tr td{padding-top:0;padding-bottom:6px;border-bottom:1px solid #e0e0e0}
+#cells td.idx{color:#666}
+details>summary{cursor:pointer;color:#1a4f8b;font-size:.92em}
+details[open]>summary{margin-bottom:4px}
+.trace{border-left:3px solid #d0d7de;padding:2px 0 2px 10px;margin:2px 0 8px}
+.trace dl{display:grid;grid-template-columns:max-content 1fr;gap:1px 12px;margin:4px 0 8px}
+.trace dt{color:#555}
+.trace dd{margin:0;word-break:break-word}
+ol.steps{list-style:none;padding:0;margin:4px 0}
+ol.steps>li{margin:6px 0;padding:4px 8px;border:1px solid #e3e3e3;border-radius:5px;background:#fcfcfc}
+ol.steps>li.taint{border-color:#e08a7d;background:#fff7f5}
+ol.steps>li.blocked{border-color:#d8a93b;background:#fffaf0}
+.sh{font-size:.9em;color:#333}
+.sh b{text-transform:uppercase;font-size:.85em;letter-spacing:.03em;margin-right:2px}
+.k-user .sh b{color:#1a4f8b}.k-model .sh b{color:#5b2a86}.k-tool .sh b{color:#1f5f3a}
+.trace i{font-style:normal;color:#555;font-size:.92em}
+.trace em{font-style:normal;font-size:.85em;padding:0 5px;border-radius:3px;white-space:nowrap}
+em.taint{background:#c0392b;color:#fff}
+em.block{background:#8a5a00;color:#fff}
+em.sink{background:#333;color:#fff}
+em.err{background:#fff1d6;color:#6b4500;border:1px solid #f0cf8a}
+.trace h5{color:#555;font-size:.85em;font-weight:normal;margin:4px 0 0}
+.trace ul{margin:2px 0;padding-left:1.2em}
+pre{margin:2px 0 4px;padding:6px 8px;max-height:22em;overflow:auto;background:#f5f5f5;border:1px solid #e2e2e2;border-radius:4px;white-space:pre-wrap;overflow-wrap:anywhere;font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace;color:#1b1b1b}
+.cut{color:#8a5a00;font-size:.85em;margin:0 0 4px}
+p.ref{color:#555;font-size:.85em;margin:2px 0}
+.shared h3{margin:.8em 0 .2em;font-size:.95em}
+code{font:12px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;background:#f2f2f2;padding:0 3px;border-radius:3px;overflow-wrap:anywhere}
+footer{margin-top:3em;color:#666;font-size:.85em}
+@media (max-width:720px){
+body{padding:10px 10px 40px}
+#cells thead{display:none}
+#cells,#cells tbody,#cells tr,#cells td{display:block;width:100%}
+#cells tbody{border-bottom:1px solid #d0d0d0;padding:6px 0}
+#cells tr.res td{padding:1px 4px;border:0}
+#cells tr.tr td{border:0;padding:2px 4px}
+#cells tr.res td::before{color:#666;display:inline-block;min-width:5.5em}
+#cells tr.res td:nth-child(2)::before{content:"case"}
+#cells tr.res td:nth-child(3)::before{content:"agent"}
+#cells tr.res td:nth-child(4)::before{content:"attack"}
+#cells tr.res td:nth-child(5)::before{content:"defense"}
+#cells tr.res td:nth-child(6)::before{content:"channel"}
+#cells tr.res td:nth-child(7)::before{content:"target"}
+#cells tr.res td:nth-child(8)::before{content:"outcome"}
+#cells tr.res td:nth-child(9)::before{content:"success"}
+#cells tr.res td:nth-child(10)::before{content:"reason"}
+#cells{min-width:0}
+table.bars,table.bars tbody{display:block}
+table.bars tr{display:grid;grid-template-columns:7.5em 1fr;align-items:center}
+table.bars td.name{width:auto}
+table.bars td.txt{grid-column:1/-1;white-space:normal;padding-top:0}
+}
+`
+
+const htmlScript = `
+(function () {
+  function copyIn(link, fn) {
+    var p = link.parentNode;
+    if (p.hasAttribute("data-filled")) return;
+    var src = document.getElementById(link.getAttribute("href").slice(1));
+    if (!src) return;
+    p.setAttribute("data-filled", "");
+    fn(src, p, p.nextSibling);
+  }
+  document.addEventListener("toggle", function (e) {
+    var d = e.target;
+    if (d.tagName !== "DETAILS" || !d.open) return;
+    var links = d.querySelectorAll("a.same"), i;
+    for (i = 0; i < links.length; i++) copyIn(links[i], function (src, p, at) {
+      var tv = src.querySelector(".tv");
+      if (tv) p.parentNode.insertBefore(tv.cloneNode(true), at);
+    });
+    links = d.querySelectorAll("a.ref");
+    for (i = 0; i < links.length; i++) copyIn(links[i], function (src, p, at) {
+      for (var n = src.firstElementChild; n; n = n.nextElementSibling) {
+        if (n.tagName !== "H3") p.parentNode.insertBefore(n.cloneNode(true), at);
+      }
+    });
+  }, true);
+  var box = document.getElementById("q");
+  var shown = document.getElementById("shown");
+  var table = document.getElementById("cells");
+  if (!box || !table) return;
+  var rows = table.tBodies;
+  var texts = null;
+  document.getElementById("search").hidden = false;
+  function filter() {
+    if (texts === null) {
+      texts = [];
+      for (var i = 0; i < rows.length; i++) texts.push(rows[i].rows[0].textContent.toLowerCase());
+    }
+    var terms = box.value.toLowerCase().split(/\s+/).filter(function (t) { return t !== ""; });
+    var n = 0;
+    for (var i = 0; i < rows.length; i++) {
+      var ok = true;
+      for (var j = 0; j < terms.length && ok; j++) ok = texts[i].indexOf(terms[j]) >= 0;
+      rows[i].hidden = !ok;
+      if (ok) n++;
+    }
+    shown.textContent = terms.length === 0 ? "" : n + " of " + rows.length + " cells match";
+  }
+  var timer = 0;
+  box.addEventListener("input", function () {
+    clearTimeout(timer);
+    timer = setTimeout(filter, rows.length > 2000 ? 200 : 60);
+  });
+  if (box.value !== "") filter();
+})();
+`
+
+func cspHash(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+}
+
+// htmlCSP allows the page's own style and script and nothing else: no
+// loads of any kind, no other inline script, no forms, no base URL.
+var htmlCSP = "default-src 'none'; style-src " + cspHash(htmlCSS) + "; script-src " + cspHash(htmlScript) +
+	"; img-src 'none'; base-uri 'none'; form-action 'none'"
+
+// The template's own text is trusted; the CSP and the two constants are
+// put in before parsing, so no value from the results is ever part of it.
+var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
+	"inc": func(i int) int { return i + 1 },
+}).Parse(strings.NewReplacer("@CSP@", htmlCSP, "@CSS@", htmlCSS, "@SCRIPT@", htmlScript).Replace(htmlPageTemplate)))
+
+const htmlPageTemplate = `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="@CSP@">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>{{.Title}}</title>
+<style>@CSS@</style>
+</head>
+<body>
+<header>
+<h1>{{.Title}}</h1>
+{{if .Generated}}<p class="meta">Generated {{.Generated}}</p>{{end}}
+{{if .Sources}}<p class="meta">From {{range $i, $s := .Sources}}{{if $i}}, {{end}}<code>{{$s}}</code>{{end}}</p>{{end}}
+<div class="kpis">
+<div class="kpi main"><span class="l">attack success rate</span><span class="v">{{.ASR}}</span></div>
+<div class="kpi"><span class="l">cells</span><span class="v">{{.Cells}}</span></div>
+<div class="kpi"><span class="l">runtime errors</span><span class="v">{{.Errors}}</span></div>
+<div class="kpi"><span class="l">not judged</span><span class="v">{{.NotJudged}}</span></div>
+</div>
+<p class="note">Rates count judged cells only: runtime errors and not-judged cells are left out. Intervals are 95% Wilson score intervals.</p>
+</header>
+
+<main>
+<section id="outcomes">
+<h2>Outcomes</h2>
+{{if .Outcomes}}<div class="scroll"><table>
+<thead><tr><th>outcome</th><th class="num">cells</th><th class="num">share</th><th>counts as</th></tr></thead>
+<tbody>
+{{range .Outcomes}}<tr><td><span class="badge {{.Class}}">{{.Name}}</span></td><td class="num">{{.Count}}</td><td class="num">{{.Share}}</td><td>{{.Counted}}</td></tr>
+{{end}}</tbody>
+</table></div>{{else}}<p>No results.</p>{{end}}
+</section>
+
+<section id="heatmap">
+<h2>Attack success by attack and defense</h2>
+{{with .Heat}}{{if .Empty}}<p>No results.</p>{{else}}<div class="scroll">
+<svg class="heatmap" width="{{.Width}}" height="{{.Height}}" viewBox="0 0 {{.Width}} {{.Height}}" role="img" aria-label="attack success rate for each attack and defense">
+<text class="axis" x="{{.AxisX.X}}" y="{{.AxisX.Y}}" text-anchor="middle">defense</text>
+<text class="axis" x="{{.AxisY.X}}" y="{{.AxisY.Y}}" text-anchor="middle" transform="rotate(-90 {{.AxisY.X}} {{.AxisY.Y}})">attack</text>
+{{range .Defenses}}<text class="lab" x="{{.X}}" y="{{.Y}}" transform="rotate(-45 {{.X}} {{.Y}})"><title>{{.Full}}</title>{{.Short}}</text>
+{{end}}{{range .Attacks}}<text class="lab" x="{{.X}}" y="{{.Y}}" text-anchor="end"><title>{{.Full}}</title>{{.Short}}</text>
+{{end}}{{range .Cells}}<g><title>{{.Title}}</title><rect class="{{.Class}}" x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="{{.H}}" fill="{{.Fill}}"></rect><text class="rate" x="{{.TX}}" y="{{.TY1}}" text-anchor="middle" fill="{{.Ink}}">{{.Rate}}</text>{{if .N}}<text class="n" x="{{.TX}}" y="{{.TY2}}" text-anchor="middle" fill="{{.Ink}}">{{.N}}</text>{{end}}</g>
+{{end}}<g class="legend">{{$y := .LegendY}}{{$ty := .LegendTextY}}{{range .Legend}}<rect class="legend" x="{{.X}}" y="{{$y}}" width="22" height="12" fill="{{.Fill}}" stroke="#bbb" stroke-width="0.5"></rect>{{if .Label}}<text class="n" x="{{.LabelX}}" y="{{$ty}}" text-anchor="middle">{{.Label}}</text>{{end}}{{end}}</g>
+</svg></div>
+<p class="note">Each square is one attack against one defense: the attack success rate and the number of judged cells. Hover a square for its successes and 95% interval; dashed squares have no judged cells.</p>{{end}}{{end}}
+</section>
+
+<section id="groups">
+<h2>By agent</h2>
+{{template "bars" .Agents}}
+<h2>By channel</h2>
+{{template "bars" .Channels}}
+<p class="note">Bars show the attack success rate; the whisker spans its 95% interval.</p>
+</section>
+
+<section id="cells-section">
+<h2>Cells</h2>
+<div class="search" id="search" hidden><label for="q">Filter</label><input id="q" type="search" placeholder="words that must all appear in a row, e.g. email full_success" autocomplete="off"><span id="shown" class="note" aria-live="polite"></span></div>
+{{if .Rows}}<div class="scroll"><table id="cells">
+<thead><tr><th>#</th><th>case</th><th>agent</th><th>attack</th><th>defense</th><th>channel</th><th>target</th><th>outcome</th><th>success</th><th>reason</th></tr></thead>
+{{range .Rows}}{{template "row" .}}{{end}}</table></div>{{else}}<p>No results.</p>{{end}}
+</section>
+
+{{if .Shared}}<section id="shared">
+<h2>Shared texts</h2>
+<p class="note">A long text that occurs in more than one trace (a system prompt, a tool result every defense saw) is shown once, here; the traces link to it and, with JavaScript on, show it in place when opened.</p>
+{{range $i, $s := .Shared}}<div class="shared" id="t-{{inc $i}}"><h3>T{{inc $i}}</h3>{{template "clip" $s}}</div>
+{{end}}</section>{{end}}
+</main>
+<footer>Made by pikit. This page is self-contained: it loads nothing and sends nothing.</footer>
+<script>@SCRIPT@</script>
+</body>
+</html>
+{{define "bars"}}{{if .}}<table class="bars">
+<tbody>
+{{range .}}<tr><td class="name">{{.Name.Short}}</td><td class="bar"><svg class="bar" viewBox="0 0 100 10" preserveAspectRatio="none" role="img"><title>{{.Title}}</title><rect x="0" y="1" width="100" height="8" fill="#f0f0f0"></rect>{{if .HasData}}<rect x="0" y="1" width="{{.Fill}}" height="8" fill="#de2d26"></rect><line x1="{{.Lo}}" y1="5" x2="{{.Hi}}" y2="5" stroke="#111" stroke-width="1.5" vector-effect="non-scaling-stroke"></line><line x1="{{.Lo}}" y1="1.5" x2="{{.Lo}}" y2="8.5" stroke="#111" stroke-width="1.5" vector-effect="non-scaling-stroke"></line><line x1="{{.Hi}}" y1="1.5" x2="{{.Hi}}" y2="8.5" stroke="#111" stroke-width="1.5" vector-effect="non-scaling-stroke"></line>{{end}}</svg></td><td class="txt"><b>{{.Rate}}</b> · {{.Count}} · CI {{.CI}}{{if .Errors}} · {{.ErrorsText}}{{end}}</td></tr>
+{{end}}</tbody>
+</table>{{else}}<p>No results.</p>{{end}}{{end}}
+{{define "clip"}}{{if .Ref}}<p class="ref"><a class="ref" href="#t-{{.Ref}}">shared text T{{.Ref}}</a> ({{.Total}} bytes)</p>{{else}}<pre>{{.Text}}</pre>{{if .More}}<p class="cut">Cut: {{.More}} more bytes of {{.Total}} not shown.</p>{{end}}{{end}}{{end}}
+{{define "row"}}<tbody{{if .Anchor}} id="c{{.Index}}"{{end}}>
+<tr class="res"><td class="idx">{{.Index}}</td><td>{{.Case}}</td><td>{{.Agent}}</td><td>{{.Attack}}</td><td>{{.Defense}}</td><td>{{.Channel}}</td><td>{{.Target}}</td><td><span class="badge {{.OutcomeClass}}">{{.Outcome}}</span></td><td>{{if .Success}}yes{{else}}no{{end}}</td><td>{{.Reason.Text}}{{if .Reason.More}} <span class="cut">(cut: {{.Reason.More}} more bytes)</span>{{end}}</td></tr>
+<tr class="tr"><td colspan="10"><details><summary>Trace · {{.Summary}}</summary><div class="trace">
+<dl>{{if .Key}}<dt>key</dt><dd><code>{{.Key}}</code></dd>{{end}}{{if .Description}}<dt>case</dt><dd>{{.Description}}</dd>{{end}}<dt>repeat</dt><dd>{{.Repeat}}</dd>{{if .LatencyMS}}<dt>latency</dt><dd>{{.LatencyMS}} ms</dd>{{end}}{{if .Tokens}}<dt>tokens</dt><dd>{{.Tokens}}</dd>{{end}}</dl>
+{{with .Trace}}{{template "trace" .}}{{else}}<p class="ref">The same trace as <a class="same" href="#c{{.SameAs}}">cell {{.SameAs}}</a>.</p>
+{{end}}</div></details></td></tr>
+</tbody>
+{{end}}
+{{define "trace"}}<div class="tv">
+{{if or .Task .Confidence .Signals}}<dl>{{if .Task}}<dt>task</dt><dd>{{.Task}}</dd>{{end}}{{if .Confidence}}<dt>confidence</dt><dd>{{.Confidence}}</dd>{{end}}{{if .Signals}}<dt>signals</dt><dd>{{range $i, $s := .Signals}}{{if $i}}, {{end}}<code>{{$s}}</code>{{end}}</dd>{{end}}</dl>
+{{end}}{{if .Error}}<h5>error</h5>{{template "clip" .Error}}
+{{end}}{{if .Blocked}}<p><em class="block">blocked</em> at {{.Blocked.Point}} by the {{.Blocked.Detector}} detector (score {{.BlockedScore}}, step {{.Blocked.Step}}){{if .Blocked.Reason}}: {{.Blocked.Reason}}{{end}}</p>
+{{end}}{{if .MaxStepsHit}}<p class="note">The run stopped at its step limit.</p>
+{{end}}{{if .System}}<h5>system prompt</h5>{{template "clip" .System}}
+{{end}}{{if .Steps}}<ol class="steps">
+{{range .Steps}}<li class="{{.Class}}{{if .Tainted}} taint{{end}}{{if .Blocked}} blocked{{end}}"><div class="sh"><b>{{.Kind}}</b> step {{.Index}}{{if .Tool}} <code>{{.Tool}}</code>{{if .CallID}} <i>call {{.CallID}}</i>{{end}}{{end}}{{if .Tainted}} <em class="taint">carries the payload</em>{{end}}{{if .Blocked}} <em class="block">blocked</em>{{end}}{{if .SinkFired}} <em class="sink">sink fired</em>{{else if .Sink}} <em class="sink">sink, not fired</em>{{end}}{{if .Error}} <em class="err">bad call</em>{{end}}</div>
+{{if .Text}}{{template "clip" .Text}}{{end}}{{if .Calls}}<h5>tool calls</h5><ul>{{range .Calls}}<li><code>{{.Name}}</code>{{if .ID}} <i>call {{.ID}}</i>{{end}}{{if .Arguments}}{{template "clip" .Arguments}}{{end}}</li>{{end}}</ul>{{end}}{{if .Arguments}}<h5>arguments</h5>{{template "clip" .Arguments}}{{end}}{{if .Result}}<h5>{{if .Blocked}}withheld: the model was given this notice instead{{else}}result{{if .Tainted}}, carrying the payload{{end}}{{end}}</h5>{{template "clip" .Result}}{{end}}{{if .Error}}<h5>tool error</h5>{{template "clip" .Error}}{{end}}</li>
+{{end}}</ol>
+{{else if .HasTrace}}<p class="note">The trace has no steps.</p>
+{{else}}<p class="note">No trace was recorded.</p>
+{{end}}{{if .Sinks}}<h5>sinks fired</h5><ul>{{range .Sinks}}<li><code>{{.Tool}}</code> at step {{.Step}}{{if .Arguments}}, a step not in the trace; arguments:{{template "clip" .Arguments}}{{else}} (arguments above){{end}}</li>{{end}}</ul>
+{{end}}{{if .Final}}<h5>final text</h5>{{template "clip" .Final}}
+{{end}}{{if .Evidence}}<h5>evidence</h5><ul>{{range .Evidence}}<li><code>{{.Signal}}</code> at step {{.Step}}{{if .Detail}}: {{.Detail}}{{end}}</li>{{end}}</ul>
+{{end}}</div>
+{{end}}`
