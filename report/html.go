@@ -45,8 +45,14 @@ const MaxHTMLText = 4000
 // The page loads nothing: its CSS and its one small script are inline and
 // pinned by a Content-Security-Policy that allows nothing else. Every text
 // from the results (payloads are hostile by design) goes through
-// html/template's contextual escaping and is shown as text, never as markup;
-// the page reads fully without JavaScript, which only adds the search box.
+// html/template's contextual escaping and is shown as text, never as markup.
+//
+// Nothing is embedded twice: a trace that repeats an earlier cell's (the
+// repeats of a deterministic cell) links to it, and a long text that occurs
+// in several traces (a system prompt, a tool result every defense saw) is
+// shown once, among the page's shared texts, with links to it. The page
+// reads fully without JavaScript; the script adds the search box and copies
+// shared parts into a trace when it is opened.
 func WriteHTML(w io.Writer, results []matrix.Result, opts HTMLOptions) error {
 	bw := bufio.NewWriterSize(w, 256<<10)
 	if err := htmlTemplate.Execute(bw, newHTMLPage(results, opts)); err != nil {
@@ -354,7 +360,7 @@ func (tp *textPool) text(s string) *htmlClip {
 func htmlOutcomes(sum Summary) []htmlOutcome {
 	var out []htmlOutcome
 	add := func(o judge.Outcome, c int) {
-		ho := htmlOutcome{Name: string(o), Count: c, Class: outcomeClass(o, o.Success())}
+		ho := htmlOutcome{Name: clipN(string(o), 200).Text, Count: c, Class: outcomeClass(o, o.Success())}
 		if sum.Cells > 0 {
 			ho.Share = fmt.Sprintf("%.1f%%", 100*float64(c)/float64(sum.Cells))
 		}
@@ -735,7 +741,7 @@ svg.heatmap rect.none{stroke:#ccc;stroke-dasharray:3 2}
 table.bars{width:100%;max-width:960px;table-layout:fixed}
 table.bars td{border:0;padding:3px 8px;vertical-align:middle}
 table.bars td.name{width:13em;overflow-wrap:anywhere}
-table.bars td.txt{width:21em;white-space:nowrap;font-variant-numeric:tabular-nums;color:#333}
+table.bars td.txt{width:24em;font-variant-numeric:tabular-nums;color:#333}
 svg.bar{display:block;width:100%;height:18px}
 .search{margin:8px 0 10px;display:flex;flex-wrap:wrap;gap:8px;align-items:center}
 .search input{font:inherit;padding:5px 8px;width:min(28em,100%);border:1px solid #999;border-radius:4px}
