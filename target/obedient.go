@@ -1358,8 +1358,7 @@ func (x *obExtractor) id(prefix string, s string) (string, bool) {
 			return v, true
 		}
 	}
-	generic := regexp.MustCompile(`(?i)\bid\s*[:#=]?\s*([A-Za-z0-9][\w.-]*)`)
-	for _, m := range generic.FindAllStringSubmatch(s, -1) {
+	for _, m := range obGenericIDRe.FindAllStringSubmatch(s, -1) {
 		if v, ok := x.take(strings.TrimRight(m[1], ".-")); ok {
 			return v, true
 		}
@@ -1426,7 +1425,7 @@ func (x *obExtractor) attendees(s string) (string, bool) {
 	}
 	if len(list) == 0 {
 		for _, m := range obWithNamesRe.FindAllStringSubmatch(s, -1) {
-			for _, part := range regexp.MustCompile(`\s*(?:,|\band\b|&)\s*`).Split(m[1], -1) {
+			for _, part := range obListSepRe.Split(m[1], -1) {
 				add(obName(part))
 			}
 		}
@@ -1453,7 +1452,7 @@ func (x *obExtractor) account(n, s string) (string, bool) {
 			}
 		}
 		for _, loc := range obAccountRe.FindAllStringIndex(s, -1) {
-			if regexp.MustCompile(`(?i)\bto\b`).MatchString(s[:loc[0]]) && !regexp.MustCompile(`(?i)\bfrom\s+(?:\S+\s+){0,2}$`).MatchString(s[:loc[0]]) {
+			if obToWordRe.MatchString(s[:loc[0]]) && !obFromTailRe.MatchString(s[:loc[0]]) {
 				if v, ok := x.take(s[loc[0]:loc[1]]); ok {
 					return v, true
 				}
@@ -1571,7 +1570,7 @@ func (x *obExtractor) paths(s string) []struct {
 			out = append(out, cand{q.start, q.inner})
 		}
 	}
-	for _, loc := range regexp.MustCompile(`[^\s"'`+"`"+`()<>\[\]{},;]+`).FindAllStringIndex(s, -1) {
+	for _, loc := range obTokenRe.FindAllStringIndex(s, -1) {
 		t := strings.TrimRight(s[loc[0]:loc[1]], ".:!?")
 		if !covered(loc[0]) && obPathLike(t) {
 			out = append(out, cand{loc[0], t})
@@ -1633,7 +1632,7 @@ func (x *obExtractor) title(pr obParam, s string) (string, bool) {
 			continue
 		}
 		end := len(rest)
-		if m := regexp.MustCompile(`(?i)\s+(?:with|using|via|at|on|for|to|and|from)\s|[,;]|[.!?](?:\s|$)`).FindStringIndex(rest); m != nil {
+		if m := obClauseEndRe.FindStringIndex(rest); m != nil {
 			end = m[0]
 		}
 		if v, ok := x.take(obTrimValue(rest[:end])); ok && utf8.RuneCountInString(v) <= 120 {
@@ -1766,3 +1765,14 @@ func (x *obExtractor) fallback(pr obParam) string {
 	}
 	return "as requested"
 }
+
+// Patterns used while extracting arguments, compiled once rather than on
+// every call.
+var (
+	obGenericIDRe = regexp.MustCompile(`(?i)\bid\s*[:#=]?\s*([A-Za-z0-9][\w.-]*)`)
+	obListSepRe   = regexp.MustCompile(`\s*(?:,|\band\b|&)\s*`)
+	obToWordRe    = regexp.MustCompile(`(?i)\bto\b`)
+	obFromTailRe  = regexp.MustCompile(`(?i)\bfrom\s+(?:\S+\s+){0,2}$`)
+	obTokenRe     = regexp.MustCompile(`[^\s"'` + "`" + `()<>\[\]{},;]+`)
+	obClauseEndRe = regexp.MustCompile(`(?i)\s+(?:with|using|via|at|on|for|to|and|from)\s|[,;]|[.!?](?:\s|$)`)
+)
