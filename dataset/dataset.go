@@ -14,6 +14,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -121,7 +122,7 @@ func Parse(file string, data []byte) (*Dataset, error) {
 		for _, k := range sortedKeys(meta) {
 			s, isString := meta[k].(string)
 			switch {
-			case !contains(metaKeys, k):
+			case !slices.Contains(metaKeys, k):
 				bad("meta."+k, "unknown key in [meta]%s; valid keys: %s", suggest.Hint(k, metaKeys), strings.Join(metaKeys, ", "))
 			case !isString:
 				bad("meta."+k, "want a string")
@@ -297,13 +298,4 @@ func sortedKeys(m map[string]any) []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

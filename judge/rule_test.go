@@ -2,6 +2,7 @@ package judge
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -296,10 +297,10 @@ func checkVerdictShape(t *testing.T, v Verdict, tr agent.Trace) {
 	if len(v.Signals) != len(v.Evidence) {
 		t.Errorf("%d signals but %d evidence entries", len(v.Signals), len(v.Evidence))
 	}
-	if tr.TaintDelivered != has(v.Signals, "taint_delivered") {
+	if tr.TaintDelivered != slices.Contains(v.Signals, "taint_delivered") {
 		t.Errorf("signals %v disagree with TaintDelivered=%v", v.Signals, tr.TaintDelivered)
 	}
-	if (len(tr.SinkCalls) > 0) != has(v.Signals, "sink_fired") {
+	if (len(tr.SinkCalls) > 0) != slices.Contains(v.Signals, "sink_fired") {
 		t.Errorf("signals %v disagree with %d sink calls", v.Signals, len(tr.SinkCalls))
 	}
 	for _, e := range v.Evidence {

@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -48,7 +49,7 @@ func newListCmd(streams IO) *cobra.Command {
 		RunE: func(_ *cobra.Command, a []string) error {
 			kinds := catalogKinds
 			if len(a) == 1 {
-				if !contains(catalogKinds, a[0]) {
+				if !slices.Contains(catalogKinds, a[0]) {
 					return usage(fmt.Errorf("unknown kind %q; known: %s", a[0], strings.Join(catalogKinds, ", ")))
 				}
 				kinds = a
@@ -93,15 +94,6 @@ func formatDefault(v any) string {
 		return fmt.Sprint(v)
 	}
 	return string(b)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func jsonIndent(v any) ([]byte, error) {

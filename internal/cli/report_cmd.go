@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -30,7 +31,7 @@ func readResults(files []string) ([]matrix.Result, error) {
 
 func parseBy(by []string) ([]string, error) {
 	for _, f := range by {
-		if !contains(report.GroupFields, f) && f != "case" {
+		if !slices.Contains(report.GroupFields, f) && f != "case" {
 			return nil, fmt.Errorf("--by: unknown field %q; known: %s", f, strings.Join(report.GroupFields, ", "))
 		}
 	}
