@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,11 +58,11 @@ func TestResume(t *testing.T) {
 		cut.Write(l)
 	}
 	var failed matrix.Result
-	if err := jsonUnmarshal(lines[50], &failed); err != nil {
+	if err := json.Unmarshal(lines[50], &failed); err != nil {
 		t.Fatal(err)
 	}
 	failed.Outcome, failed.Error = judge.RuntimeError, "provider said 503"
-	b, _ := jsonMarshal(failed)
+	b, _ := json.Marshal(failed)
 	cut.Write(append(b, '\n'))
 	cut.Write(lines[51][:len(lines[51])/2])
 	os.WriteFile(out, cut.Bytes(), 0o644)
