@@ -95,6 +95,16 @@ func NewConfig() Config {
 	}
 }
 
+// Line returns the line of a config key in the file it came from
+// ("target_options.base_url", "attacks.2"), or 0 when unknown (a config
+// built in code, or a key the file did not set).
+func (c *Config) Line(key string) int {
+	if c.lines == nil {
+		return 0
+	}
+	return c.lines(key)
+}
+
 // SetAttacks replaces the attacks axis (as a dataset's Attacks override does).
 func (c *Config) SetAttacks(names []string) {
 	c.Attacks = append([]string(nil), names...)

@@ -130,6 +130,9 @@ func (d *decoder) line(key string) int {
 	if d.lines == nil {
 		return 0
 	}
+	if p, ok := d.paths[key]; ok { // a [target] option, stored whole
+		return d.lines(p)
+	}
 	head, rest, _ := strings.Cut(key, ".")
 	if p, ok := d.paths[head]; ok {
 		if rest != "" {

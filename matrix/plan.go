@@ -125,7 +125,11 @@ func Expand(cfg Config) (*Grid, error) {
 			continue
 		}
 		b := block{agent: ag, channels: entries(chans), start: g.total}
-		b.size = len(g.attacks) * len(g.defenses) * len(b.channels) * g.repeats
+		size, ok := product(len(g.attacks), len(g.defenses), len(b.channels), g.repeats)
+		if !ok || size > MaxPlanCells-g.total {
+			return nil, &Error{File: c.Source, Line: c.Line("repeats"), Key: "repeats", Msg: fmt.Sprintf("the plan has more than %d cells; lower repeats or the axes", MaxPlanCells)}
+		}
+		b.size = size
 		g.total += b.size
 		g.blocks = append(g.blocks, b)
 	}
@@ -133,6 +137,24 @@ func Expand(cfg Config) (*Grid, error) {
 		return nil, &Error{File: c.Source, Key: "channels", Msg: fmt.Sprintf("the plan has no cells: agents %s take only direct injection, so channels must include \"\"", strings.Join(agents, ", "))}
 	}
 	return g, nil
+}
+
+// MaxPlanCells bounds the cells of one plan, so that counting them never
+// overflows. A plan this large could not run anyway; the CLI asks for
+// confirmation far below it (--max-cells).
+const MaxPlanCells = 1 << 62
+
+// product multiplies non-negative factors, reporting false when the
+// product exceeds MaxPlanCells.
+func product(factors ...int) (int, bool) {
+	p := 1
+	for _, f := range factors {
+		if f != 0 && p > MaxPlanCells/f {
+			return 0, false
+		}
+		p *= f
+	}
+	return p, true
 }
 
 // Len implements Source.

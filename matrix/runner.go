@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -104,6 +105,7 @@ func (r Runner) RunEncoded(ctx context.Context, src Source, encode func(Result) 
 	e := newEnv(r.Open, runID, r.WorkDir)
 	e.cache = r.Cache
 	e.judgeSpec, e.judgeOpts = r.JudgeTarget, r.JudgeOptions
+	secrets := target.NewValueRedactor(target.EnvSecrets()...)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
@@ -128,6 +130,7 @@ func (r Runner) RunEncoded(ctx context.Context, src Source, encode func(Result) 
 				if interrupted {
 					continue
 				}
+				redactResult(&res, secrets)
 				out := encoded{res: res}
 				if encode != nil {
 					out.b, out.err = encode(res)
@@ -230,24 +233,37 @@ func (r Runner) RunAll(ctx context.Context, cells []Cell) ([]Result, error) {
 }
 
 // Filtered returns the cells of src that keep accepts, in order. It visits
-// every cell once, keeping only their indexes.
+// every cell once, keeping only their indexes (4 bytes a cell, 8 beyond
+// 2^31 cells).
 func Filtered(src Source, keep func(Cell) bool) Source {
 	f := &filtered{src: src}
-	for i := 0; i < src.Len(); i++ {
-		if keep(src.Cell(i)) {
-			f.idx = append(f.idx, int32(i))
+	n := src.Len()
+	for i := 0; i < n; i++ {
+		if !keep(src.Cell(i)) {
+			continue
+		}
+		if i <= math.MaxInt32 {
+			f.small = append(f.small, int32(i))
+		} else {
+			f.big = append(f.big, i)
 		}
 	}
 	return f
 }
 
 type filtered struct {
-	src Source
-	idx []int32
+	src   Source
+	small []int32 // indexes below 2^31
+	big   []int   // the rest, all after small's
 }
 
-func (f *filtered) Len() int        { return len(f.idx) }
-func (f *filtered) Cell(i int) Cell { return f.src.Cell(int(f.idx[i])) }
+func (f *filtered) Len() int { return len(f.small) + len(f.big) }
+func (f *filtered) Cell(i int) Cell {
+	if i < len(f.small) {
+		return f.src.Cell(int(f.small[i]))
+	}
+	return f.src.Cell(f.big[i-len(f.small)])
+}
 
 // Concat joins sources into one, in order (a dataset's cases).
 func Concat(srcs ...Source) Source {

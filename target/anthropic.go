@@ -38,7 +38,10 @@ func init() {
 		Description: "Anthropic Messages API (anthropic:<model>, e.g. anthropic:claude-haiku-4-5); key from " + AnthropicKeyEnv +
 			"; base URL from option base_url, else " + AnthropicBaseURLEnv + "; options: base_url, max_tokens (default 1024), anthropic_version" +
 			" (temperature is sent only with anthropic_version=2023-06-01; seed never)",
-		Open: openAnthropic,
+		Open:           openAnthropic,
+		KeyEnv:         AnthropicKeyEnv,
+		BaseURLEnv:     AnthropicBaseURLEnv,
+		DefaultBaseURL: DefaultAnthropicBaseURL,
 	})
 }
 

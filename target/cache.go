@@ -20,6 +20,7 @@ import (
 type Cache struct {
 	dir          string
 	hits, misses atomic.Int64
+	secrets      *ValueRedactor // the environment's API keys, never stored
 }
 
 // OpenCache opens (creating) a cache directory.
@@ -27,7 +28,7 @@ func OpenCache(dir string) (*Cache, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
 	}
-	return &Cache{dir: dir}, nil
+	return &Cache{dir: dir, secrets: NewValueRedactor(EnvSecrets()...)}, nil
 }
 
 // Stats returns the hits and misses so far.
@@ -101,7 +102,17 @@ func (w *cached) Chat(ctx context.Context, req Request) (Response, error) {
 }
 
 // store writes a response atomically: a temporary file renamed into place.
+// An API key the model echoed is redacted first: the cache is a file like
+// any other pikit writes.
 func (c *Cache) store(path string, resp Response) error {
+	if !c.secrets.Empty() {
+		resp.Text = c.secrets.Redact(resp.Text)
+		resp.ToolCalls = append([]ToolCall(nil), resp.ToolCalls...)
+		for i := range resp.ToolCalls {
+			tc := &resp.ToolCalls[i]
+			tc.Name, tc.Arguments = c.secrets.Redact(tc.Name), c.secrets.Redact(tc.Arguments)
+		}
+	}
 	data, err := json.Marshal(resp)
 	if err != nil {
 		return err

@@ -25,5 +25,9 @@ func init() {
 				legacyMaxTokens: true,
 			}, model, opts)
 		},
+		KeyEnv:         OllamaKeyEnv,
+		KeyOptional:    true,
+		BaseURLEnv:     OllamaBaseURLEnv,
+		DefaultBaseURL: DefaultOllamaBaseURL,
 	})
 }

@@ -34,6 +34,9 @@ func init() {
 				baseURL:    DefaultOpenAIBaseURL,
 			}, model, opts)
 		},
+		KeyEnv:         OpenAIKeyEnv,
+		BaseURLEnv:     OpenAIBaseURLEnv,
+		DefaultBaseURL: DefaultOpenAIBaseURL,
 	})
 }
 

@@ -50,29 +50,71 @@ func Redact(s string, secrets ...string) string {
 	if s == "" {
 		return s
 	}
-	var values []string
+	s = NewValueRedactor(secrets...).Redact(s)
+	for _, re := range secretPatterns {
+		s = redactLastGroup(re, s)
+	}
+	return s
+}
+
+// ValueRedactor replaces known secret values, and nothing else: unlike
+// Redact it leaves text that merely looks like a credential alone, so it
+// can run over model output (an injected task may well ask for
+// "password=..."). Build one per run; it is safe for concurrent use.
+type ValueRedactor struct {
+	values []string // longest first
+}
+
+// NewValueRedactor returns a redactor of the given secrets, each also in
+// its URL-escaped forms; values shorter than four bytes are left out (they
+// would blank out ordinary words).
+func NewValueRedactor(secrets ...string) *ValueRedactor {
+	r := &ValueRedactor{}
 	for _, v := range secrets {
 		v = strings.TrimSpace(v)
 		if len(v) < minSecretLen {
 			continue
 		}
-		values = append(values, v)
+		r.values = append(r.values, v)
 		if q := url.QueryEscape(v); q != v {
-			values = append(values, q)
+			r.values = append(r.values, q)
 		}
 		if p := url.PathEscape(v); p != v {
-			values = append(values, p)
+			r.values = append(r.values, p)
 		}
 	}
 	// Longest first, so a secret containing another is replaced whole.
-	sort.Slice(values, func(i, j int) bool { return len(values[i]) > len(values[j]) })
-	for _, v := range values {
-		s = strings.ReplaceAll(s, v, Redacted)
+	sort.Slice(r.values, func(i, j int) bool { return len(r.values[i]) > len(r.values[j]) })
+	return r
+}
+
+// Empty reports whether there is nothing to redact.
+func (r *ValueRedactor) Empty() bool { return r == nil || len(r.values) == 0 }
+
+// Redact returns s with every known secret value replaced by Redacted.
+func (r *ValueRedactor) Redact(s string) string {
+	if r == nil {
+		return s
 	}
-	for _, re := range secretPatterns {
-		s = redactLastGroup(re, s)
+	for _, v := range r.values {
+		if strings.Contains(s, v) {
+			s = strings.ReplaceAll(s, v, Redacted)
+		}
 	}
 	return s
+}
+
+// Contains reports whether s holds any known secret value.
+func (r *ValueRedactor) Contains(s string) bool {
+	if r == nil {
+		return false
+	}
+	for _, v := range r.values {
+		if strings.Contains(s, v) {
+			return true
+		}
+	}
+	return false
 }
 
 // redactLastGroup replaces the last group of every match of re, unless it

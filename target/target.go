@@ -111,6 +111,15 @@ type Provider struct {
 	// Open builds the target. opts holds provider options; unknown ones
 	// are an error.
 	Open func(model string, opts Options) (Target, error)
+	// KeyEnv is the environment variable holding the provider's API key
+	// ("" for a provider that sends none); KeyOptional says a missing key
+	// is not an error.
+	KeyEnv      string
+	KeyOptional bool
+	// BaseURLEnv is the environment variable that moves the API, and
+	// DefaultBaseURL where it is otherwise ("" for an offline provider).
+	BaseURLEnv     string
+	DefaultBaseURL string
 }
 
 var (
