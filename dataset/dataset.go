@@ -209,13 +209,30 @@ type Options struct {
 }
 
 // Plan applies the options to every case and expands the cases into cells,
-// case by case.
+// case by case. For large plans, Expand computes cells on demand instead.
 func Plan(ds *Dataset, opts Options) ([]matrix.Cell, error) {
+	src, err := Expand(ds, opts)
+	if err != nil {
+		return nil, err
+	}
+	cells := make([]matrix.Cell, src.Len())
+	for i := range cells {
+		cells[i] = src.Cell(i)
+	}
+	return cells, nil
+}
+
+// Expand applies the options to every case and returns the dataset's cells
+// as a source computed on demand: case by case, plan order inside a case.
+// Its size is known at once (matrix.CountPlan counts it from the axes),
+// however many repeats are asked for.
+func Expand(ds *Dataset, opts Options) (matrix.Source, error) {
 	if err := opts.check(); err != nil {
 		return nil, err
 	}
-	var cells []matrix.Cell
+	var parts []matrix.Source
 	var errs []error
+	total := 0
 	for _, c := range ds.Cases {
 		cfg := c.Config
 		if opts.Target != "" {
@@ -233,20 +250,22 @@ func Plan(ds *Dataset, opts Options) ([]matrix.Cell, error) {
 		if len(opts.Attacks) > 0 {
 			cfg.SetAttacks(opts.Attacks)
 		}
-		planned, err := matrix.Plan(cfg)
+		g, err := matrix.Expand(cfg)
 		if err != nil {
 			errs = append(errs, matrix.WithCase(err, c.ID))
 			continue
 		}
-		for _, cell := range planned {
-			cell.Index = len(cells)
-			cells = append(cells, cell)
+		if g.Len() > matrix.MaxPlanCells-total {
+			errs = append(errs, matrix.WithCase(&matrix.Error{File: ds.Path, Msg: fmt.Sprintf("the dataset plans more than %d cells; lower repeats", matrix.MaxPlanCells)}, c.ID))
+			break
 		}
+		total += g.Len()
+		parts = append(parts, g)
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	return cells, nil
+	return matrix.Concat(parts...), nil
 }
 
 // check validates the overrides once, so a bad one is one error rather

@@ -76,7 +76,13 @@ type Config struct {
 	// "file.toml, case di-003"), for messages.
 	Source string `json:"-"`
 	lines  func(key string) int
+	empty  bool // parsed from a document that set nothing
 }
+
+// Empty reports whether the config was parsed from a document that set no
+// key at all (an empty file, or only comments): it holds only defaults,
+// which is seldom what a user meant to run.
+func (c *Config) Empty() bool { return c.empty }
 
 // NewConfig returns a config with every default.
 func NewConfig() Config {

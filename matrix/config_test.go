@@ -65,14 +65,51 @@ spec = "mock"
 	}
 }
 
+// TestParseEncoding: a UTF-8 byte order mark is accepted; UTF-16 and other
+// bytes that are not UTF-8 are refused, saying so (with the line).
+func TestParseEncoding(t *testing.T) {
+	c, err := Parse("bom.toml", append([]byte{0xEF, 0xBB, 0xBF}, "attacks = [\"escape\"]\n"...))
+	if err != nil || c.Attacks[0] != "escape" {
+		t.Fatalf("BOM: %v, %v", c.Attacks, err)
+	}
+	utf16 := []byte{0xFF, 0xFE}
+	for _, r := range "attacks = [\"escape\"]\n" {
+		utf16 = append(utf16, byte(r), 0)
+	}
+	for name, data := range map[string][]byte{
+		"utf16le.toml":    utf16,
+		"utf16nobom.toml": utf16[2:],
+		"latin1.toml":     []byte("task = \"ok\"\n# caf\xe9\n"),
+	} {
+		_, err := Parse(name, data)
+		if err == nil || !strings.Contains(err.Error(), "not UTF-8") {
+			t.Errorf("%s: err = %v, want not UTF-8", name, err)
+		}
+	}
+	if _, err := Parse("latin1.toml", []byte("task = \"ok\"\n# caf\xe9\n")); err == nil || !strings.HasPrefix(err.Error(), "latin1.toml:2:") {
+		t.Errorf("latin1: want the line of the bad byte, got %v", err)
+	}
+	c, err = Parse("comments.toml", []byte("# nothing here yet\n\n"))
+	if err != nil || !c.Empty() {
+		t.Errorf("comments only: Empty() = %v, err %v", c.Empty(), err)
+	}
+	c, _ = Parse("set.toml", []byte("repeats = 1\n"))
+	if c.Empty() {
+		t.Error("a config setting repeats is not empty")
+	}
+}
+
 func TestParseDefaults(t *testing.T) {
 	c, err := Parse("empty.toml", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !c.Empty() {
+		t.Error("Empty() = false for an empty document")
+	}
 	want := NewConfig()
 	want.Source = "empty.toml"
-	c.lines = nil
+	c.lines, c.empty = nil, false
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
 	}

@@ -1,6 +1,7 @@
 package matrix
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -8,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/pelletier/go-toml/v2"
 
@@ -39,18 +41,53 @@ func LoadFile(path string) (Config, error) {
 	return Parse(path, data)
 }
 
-// Parse decodes and validates a TOML config; name is used in messages.
+// Parse decodes and validates a TOML config; name is used in messages. A
+// document that sets nothing gives the defaults, and Empty says so.
 func Parse(name string, data []byte) (Config, error) {
 	table, idx, err := ParseTOML(name, data)
 	if err != nil {
 		return Config{}, err
 	}
-	return DecodeTable(name, table, idx.Line, "")
+	cfg, err := DecodeTable(name, table, idx.Line, "")
+	cfg.empty = len(table) == 0
+	return cfg, err
+}
+
+// utf8BOM is the byte order mark some editors put at the start of a UTF-8
+// file.
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// checkText strips a UTF-8 byte order mark and refuses text that is not
+// UTF-8 (UTF-16 named as such), with the line of the first bad byte.
+func checkText(name string, data []byte) ([]byte, error) {
+	data = bytes.TrimPrefix(data, utf8BOM)
+	if bytes.HasPrefix(data, []byte{0xFF, 0xFE}) || bytes.HasPrefix(data, []byte{0xFE, 0xFF}) ||
+		(len(data) >= 2 && (data[0] == 0 || data[1] == 0)) {
+		return nil, &Error{File: name, Msg: "not UTF-8: the file looks like UTF-16; save it as UTF-8"}
+	}
+	if !utf8.Valid(data) {
+		bad := 0
+		for i := 0; i < len(data); {
+			r, size := utf8.DecodeRune(data[i:])
+			if r == utf8.RuneError && size <= 1 {
+				bad = i
+				break
+			}
+			i += size
+		}
+		return nil, &Error{File: name, Line: 1 + bytes.Count(data[:bad], []byte{'\n'}), Msg: fmt.Sprintf("not UTF-8: invalid byte 0x%02x; save the file as UTF-8", data[bad])}
+	}
+	return data, nil
 }
 
 // ParseTOML decodes a TOML document into a table and an index of its key
-// lines. A syntax error is an *Error with the line.
+// lines. A syntax error is an *Error with the line. A UTF-8 byte order
+// mark is accepted; text in another encoding is an error saying so.
 func ParseTOML(name string, data []byte) (map[string]any, tomlpos.Index, error) {
+	data, err := checkText(name, data)
+	if err != nil {
+		return nil, nil, err
+	}
 	var table map[string]any
 	if err := toml.Unmarshal(data, &table); err != nil {
 		var de *toml.DecodeError
