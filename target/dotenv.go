@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"sort"
 	"strings"
 
 	"github.com/joho/godotenv"
@@ -22,29 +23,40 @@ const DotEnvFile = ".env"
 // The CLI calls it once at start-up; nothing in this package calls it.
 // Parse errors never quote the file, which holds secrets.
 func LoadDotEnv(path string) error {
+	_, err := LoadDotEnvVars(path)
+	return err
+}
+
+// LoadDotEnvVars is LoadDotEnv, returning the names of the variables it
+// set (sorted): the CLI reports a base URL that came from a .env file,
+// since keys go wherever it points.
+func LoadDotEnvVars(path string) ([]string, error) {
 	if path == "" {
 		path = DotEnvFile
 	}
 	vars, err := godotenv.Read(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
-			return fmt.Errorf("%s: %w", path, pe.Err)
+			return nil, fmt.Errorf("%s: %w", path, pe.Err)
 		}
-		return fmt.Errorf("%s: not a valid .env file: %s", path, dotEnvProblem(err))
+		return nil, fmt.Errorf("%s: not a valid .env file: %s", path, dotEnvProblem(err))
 	}
+	var set []string
 	for k, v := range vars {
 		if os.Getenv(k) != "" {
 			continue
 		}
 		if err := os.Setenv(k, v); err != nil {
-			return fmt.Errorf("%s: setting %s: %w", path, k, err)
+			return set, fmt.Errorf("%s: setting %s: %w", path, k, err)
 		}
+		set = append(set, k)
 	}
-	return nil
+	sort.Strings(set)
+	return set, nil
 }
 
 // dotEnvProblem keeps the part of a godotenv parse error that names the

@@ -72,8 +72,17 @@ func lines(t *testing.T, path string) map[string]int {
 	return keys
 }
 
-func TestSIGINTStopsCleanly(t *testing.T) {
+// TestSignalStopsCleanly: SIGINT (Ctrl-C) and SIGTERM (what a CI runner or
+// Kubernetes sends) both stop a run with exit 130 and valid results on
+// disk, and --resume finishes it without repeating a cell.
+func TestSignalStopsCleanly(t *testing.T) {
 	bin := build(t)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) { signalStopsCleanly(t, bin, sig) })
+	}
+}
+
+func signalStopsCleanly(t *testing.T, bin string, sig syscall.Signal) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "big.toml")
 	os.WriteFile(cfg, []byte(bigPlan), 0o644)
@@ -86,7 +95,7 @@ func TestSIGINTStopsCleanly(t *testing.T) {
 	}
 	waitLines(t, out, 100)
 	sent := time.Now()
-	cmd.Process.Signal(syscall.SIGINT)
+	cmd.Process.Signal(sig)
 	err := cmd.Wait()
 	took := time.Since(sent)
 	var ee *exec.ExitError
@@ -94,13 +103,13 @@ func TestSIGINTStopsCleanly(t *testing.T) {
 		t.Fatalf("exit %v, want 130\n%s", err, stderr.String())
 	}
 	if took > 5*time.Second {
-		t.Errorf("took %v to stop after SIGINT", took)
+		t.Errorf("took %v to stop after %v", took, sig)
 	}
 	keys := lines(t, out)
 	if len(keys) == 0 || !strings.Contains(stderr.String(), "interrupted after") || !strings.Contains(stderr.String(), "--resume") {
 		t.Errorf("%d results; stderr:\n%s", len(keys), stderr.String())
 	}
-	t.Logf("stopped %v after SIGINT with %d results on disk", took, len(keys))
+	t.Logf("stopped %v after %v with %d results on disk", took, sig, len(keys))
 
 	// Resume finishes the plan without repeating a cell.
 	res, err := exec.Command(bin, "matrix", "-c", cfg, "-o", out, "--resume", "-q").CombinedOutput()

@@ -11,12 +11,14 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/pikit-go/pikit/dataset"
+	"github.com/pikit-go/pikit/internal/termsafe"
 	"github.com/pikit-go/pikit/matrix"
 	"github.com/pikit-go/pikit/method"
 	"github.com/pikit-go/pikit/report"
@@ -36,6 +38,9 @@ type IO struct {
 	In     io.Reader
 	Out    io.Writer // data: tables, results
 	ErrOut io.Writer // status: summaries, warnings, errors
+	// term is ErrOut before Run made it terminal-safe: the progress bar
+	// draws on it (its own text, with the carriage returns it needs).
+	term io.Writer
 }
 
 // usageError marks an error as bad usage or config (exit 2).
@@ -78,12 +83,32 @@ func Main() int {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 	go watchSignals(sigs, cancel, os.Stderr, func() { os.Exit(ExitInterrupted) })
-	// API keys may come from ./.env; the real environment wins.
-	if err := target.LoadDotEnv(""); err != nil {
-		fmt.Fprintf(os.Stderr, "pikit: %v\n", err)
+	if err := loadDotEnv("", os.Stderr); err != nil {
+		fmt.Fprintf(os.Stderr, "pikit: %s\n", termsafe.String(err.Error()))
 		return ExitUsage
 	}
 	return Run(ctx, os.Args[1:], IO{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr})
+}
+
+// loadDotEnv reads API keys from ./.env (the real environment wins) and
+// says on errOut when it also moved a provider's base URL: every key of
+// that provider goes there, so a .env file from someone else must not do
+// it silently.
+func loadDotEnv(path string, errOut io.Writer) error {
+	set, err := target.LoadDotEnvVars(path)
+	if err != nil {
+		return err
+	}
+	if path == "" {
+		path = target.DotEnvFile
+	}
+	for _, name := range set {
+		if slices.Contains(target.BaseURLEnvs(), name) {
+			fmt.Fprintf(errOut, "pikit: %s sets %s=%s: requests to that provider, and its API key, go there\n",
+				path, name, termsafe.Line(target.Redact(os.Getenv(name))))
+		}
+	}
+	return nil
 }
 
 // tuneGC trades a little memory for CPU: a run's live heap is small and
@@ -113,13 +138,26 @@ func watchSignals(sigs <-chan os.Signal, cancel func(), errOut io.Writer, exit f
 }
 
 // Run executes one command line and returns its exit status.
+//
+// Everything a command prints passes through termsafe: model output,
+// dataset files and results files are attacker-controlled, and an escape
+// sequence in them must show as text, never act on the terminal. JSON
+// stays valid JSON with the same values.
 func Run(ctx context.Context, args []string, streams IO) int {
+	if streams.term == nil {
+		streams.term = streams.ErrOut
+	}
+	out, errOut := termsafe.NewWriter(streams.Out), termsafe.NewWriter(streams.ErrOut)
+	defer out.Flush()
+	defer errOut.Flush()
+	streams.Out, streams.ErrOut = out, errOut
 	root := NewRootCmd(streams)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err != nil && strings.HasPrefix(err.Error(), "unknown command") {
 		err = usage(err)
 	}
+	out.Flush()
 	if err != nil && !errors.Is(err, errFailed) {
 		fmt.Fprintf(streams.ErrOut, "pikit: %v\n", err)
 	}

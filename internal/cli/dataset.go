@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pikit-go/pikit/dataset"
+	"github.com/pikit-go/pikit/internal/termsafe"
 	"github.com/pikit-go/pikit/matrix"
 )
 
@@ -59,13 +60,28 @@ func newDatasetShowCmd(streams IO) *cobra.Command {
 			}
 			fmt.Fprintf(streams.Out, "source: %s · %d cases\n\n", ds.Path, len(ds.Cases))
 			tw := tabwriter.NewWriter(streams.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tAGENTS\tATTACKS\tDEFENSES\tCHANNELS\tDESCRIPTION")
+			fmt.Fprintln(tw, "ID\tAGENTS\tATTACKS\tDEFENSES\tCHANNELS\tTARGET\tDESCRIPTION")
 			for _, c := range ds.Cases {
 				cfg := c.Config
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, strings.Join(cfg.Agents, ","), axisNames(cfg.Attacks, cfg.AttackSpecs),
-					axisNames(cfg.Defenses, cfg.DefenseSpecs), channelNames(cfg.Channels, cfg.ChannelSpecs), c.Description)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", termsafe.Line(c.ID), termsafe.Line(strings.Join(cfg.Agents, ",")),
+					termsafe.Line(axisNames(cfg.Attacks, cfg.AttackSpecs)), termsafe.Line(axisNames(cfg.Defenses, cfg.DefenseSpecs)),
+					termsafe.Line(channelNames(cfg.Channels, cfg.ChannelSpecs)), termsafe.Line(cfg.TargetSpec), termsafe.Line(c.Description))
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			// Every endpoint a run of it contacts, as the file has it.
+			src, err := dataset.Expand(ds, dataset.Options{})
+			if err != nil {
+				return usage(err)
+			}
+			eps, err := (&runOptions{}).endpoints(src)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(streams.Out)
+			writeEndpoints(streams.Out, eps)
+			return nil
 		},
 	}
 }
@@ -121,13 +137,16 @@ func newDatasetRunCmd(streams IO) *cobra.Command {
 			if o.temperature {
 				opts.Temperature = &o.Temperature
 			}
-			cells, err := dataset.Plan(ds, opts)
+			src, err := dataset.Expand(ds, opts)
 			if err != nil {
 				return usage(err)
 			}
-			return o.execute(cmd.Context(), streams, matrix.Cells(cells), []string{"case_id", "outcome"})
+			if dataset.IsFile(a[0]) {
+				o.inputs = []string{a[0]}
+			}
+			return o.execute(cmd.Context(), streams, src, []string{"case_id", "outcome"})
 		},
 	}
-	o.addFlags(cmd)
+	o.addFlags(cmd, true)
 	return cmd
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -34,19 +35,33 @@ and [target] sections, as the Python pikit writes them) and judge each.`,
 		},
 	}
 	cmd.Flags().StringVarP(&o.Config, "config", "c", "", "experiment config `FILE` (TOML)")
-	o.addFlags(cmd)
+	o.addFlags(cmd, true)
 	return cmd
 }
 
 func runMatrix(cmd *cobra.Command, streams IO, o *matrixOptions) error {
-	cfg, err := matrix.LoadFile(o.Config)
+	cfg, err := loadConfig(o.Config)
 	if err != nil {
-		return usage(err)
+		return err
 	}
+	o.inputs = []string{o.Config}
 	o.apply(&cfg)
 	grid, err := matrix.Expand(cfg)
 	if err != nil {
 		return usage(err)
 	}
 	return o.execute(cmd.Context(), streams, grid, []string{"agent", "attack", "defense", "channel"})
+}
+
+// loadConfig loads an experiment config file, refusing one that sets
+// nothing: running every default is seldom what an empty file meant.
+func loadConfig(path string) (matrix.Config, error) {
+	cfg, err := matrix.LoadFile(path)
+	if err != nil {
+		return cfg, usage(err)
+	}
+	if cfg.Empty() {
+		return cfg, usage(fmt.Errorf("%s: the config sets nothing (an empty file, or only comments); give at least the attacks, agents or task to run", path))
+	}
+	return cfg, nil
 }

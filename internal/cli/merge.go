@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -50,14 +51,17 @@ func runMerge(streams IO, o *mergeOptions, inputs []string) error {
 	if f, err := report.FormatOf(o.Output); err != nil || f != ".jsonl" {
 		return usage(fmt.Errorf("%s: merge writes JSONL", o.Output))
 	}
+	if err := checkOutput("--output", o.Output, append(append([]string(nil), inputs...), o.Config, o.Dataset)...); err != nil {
+		return err
+	}
 	var plan matrix.Source
 	switch {
 	case o.Config != "" && o.Dataset != "":
 		return usage(errors.New("give --config or --dataset, not both"))
 	case o.Config != "":
-		cfg, err := matrix.LoadFile(o.Config)
+		cfg, err := loadConfig(o.Config)
 		if err != nil {
-			return usage(err)
+			return err
 		}
 		if plan, err = matrix.Expand(cfg); err != nil {
 			return usage(err)
@@ -67,11 +71,9 @@ func runMerge(streams IO, o *mergeOptions, inputs []string) error {
 		if err != nil {
 			return usage(err)
 		}
-		cells, err := dataset.Plan(ds, dataset.Options{})
-		if err != nil {
+		if plan, err = dataset.Expand(ds, dataset.Options{}); err != nil {
 			return usage(err)
 		}
-		plan = matrix.Cells(cells)
 	}
 	// Pass 1: which keys have a good result somewhere.
 	good := map[string]bool{}
@@ -92,7 +94,9 @@ func runMerge(streams IO, o *mergeOptions, inputs []string) error {
 			return usage(fmt.Errorf("%s: %w (use --force to overwrite)", o.Output, report.ErrExists))
 		}
 	}
-	tmp, err := os.CreateTemp(".", ".pikit-merge-*")
+	// The temporary file sits beside the destination, so the final rename
+	// never crosses file systems.
+	tmp, err := os.CreateTemp(filepath.Dir(o.Output), "."+filepath.Base(o.Output)+".tmp-*")
 	if err != nil {
 		return err
 	}

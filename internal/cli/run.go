@@ -1,16 +1,19 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/pikit-go/pikit/judge"
 	"github.com/pikit-go/pikit/matrix"
@@ -43,49 +46,83 @@ type runOptions struct {
 	RPS            float64
 	JudgeTarget    string
 	JudgeBaseURL   string
+	TrustConfig    bool
+	MaxCells       int
+	Yes            bool
 
 	shardK, shardN int
+	// inputs are the files the command reads (its config or dataset):
+	// --output may not be one of them.
+	inputs []string
 }
 
-func (o *runOptions) addFlags(cmd *cobra.Command) {
+// DefaultMaxCells is the plan size over which a run asks for --yes.
+const DefaultMaxCells = 1_000_000
+
+// networkCallsPerCell scales --max-cells into the bound on the model calls
+// a plan may make to network targets before it asks for --yes.
+const networkCallsPerCell = 10
+
+// addFlags adds the flags every command that runs cells takes; batch adds
+// those of the commands that run whole plans into a results file
+// (--resume, --shard, the progress bar's --quiet).
+func (o *runOptions) addFlags(cmd *cobra.Command, batch bool) {
 	f := cmd.Flags()
 	f.StringVar(&o.Target, "target", "", "target spec for every cell, e.g. mock or openai:gpt-4o-mini (default: the config's)")
 	f.StringVar(&o.Judge, "judge", "", "judge: rule, llm or none (default: the config's)")
-	f.Float64Var(&o.Temperature, "temperature", 0, "sampling temperature (default: the config's)")
-	f.IntVar(&o.Repeats, "repeats", 0, "repeats per cell (default: the config's)")
+	f.Float64Var(&o.Temperature, "temperature", 0, "sampling temperature, 0 to 2 (default: the config's)")
+	f.IntVar(&o.Repeats, "repeats", 0, "repeats per cell, at least 1 (default: the config's)")
 	f.StringSliceVar(&o.Attacks, "attacks", nil, "attacks to use instead of the config's, comma-separated")
 	f.StringVarP(&o.Output, "output", "o", "", "write results to `FILE` (.jsonl, .json or .csv); without it, a summary table goes to stdout")
 	f.BoolVar(&o.Force, "force", false, "overwrite an existing output file")
-	f.BoolVar(&o.Resume, "resume", false, "continue an interrupted run: keep the results already in the --output .jsonl, run only the missing cells")
 	f.IntVarP(&o.Concurrency, "concurrency", "j", matrix.DefaultConcurrency, "cells run at once")
-	f.BoolVar(&o.DryRun, "dry-run", false, "print the plan and send nothing")
-	f.StringVar(&o.Shard, "shard", "", "run only shard `K/N` of the cells (1 <= K <= N; auto/N takes K from JOB_COMPLETION_INDEX)")
+	f.BoolVar(&o.DryRun, "dry-run", false, "print the plan and every endpoint it would contact, and send nothing")
 	f.Int64Var(&o.MaxRequests, "max-requests", 0, "stop scheduling cells after this many model requests (0: no limit)")
 	f.Int64Var(&o.MaxTokens, "max-tokens", 0, "stop scheduling cells after this many tokens, as providers report them (0: no limit)")
-	f.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress bar")
-	f.StringVar(&o.BaseURL, "base-url", "", "base URL of the target's API, e.g. http://127.0.0.1:8000/v1 (default: the config's [target] base_url, then the provider's environment variable)")
+	f.StringVar(&o.BaseURL, "base-url", "", "base URL of the target's API, e.g. http://127.0.0.1:8000/v1 (default: the provider's environment variable; a config's base_url needs --trust-config)")
 	f.IntVar(&o.MaxRetries, "max-retries", target.DefaultMaxRetries, "retries of a failed model request (429, 5xx, timeouts, malformed answers)")
 	f.DurationVar(&o.RequestTimeout, "request-timeout", target.DefaultAttemptTimeout, "bound on each model request attempt")
 	f.Float64Var(&o.RPS, "rps", 0, "requests per second to each provider, shared by all workers (0: no limit; 429s always slow every worker)")
 	f.StringVar(&o.JudgeTarget, "judge-target", "", "the model --judge llm asks (default: the target under test)")
 	f.StringVar(&o.JudgeBaseURL, "judge-base-url", "", "base URL of the judge target's API")
 	f.StringVar(&o.Cache, "cache", "", "cache model responses in `DIR`: a rerun sends no request already answered (repeats stay separate)")
+	f.BoolVar(&o.TrustConfig, "trust-config", false, "let the config or dataset file choose where API requests (and your API key) go: its base_url")
+	f.IntVar(&o.MaxCells, "max-cells", DefaultMaxCells, fmt.Sprintf("plans over this many cells (or %d× as many model calls to network targets) ask for --yes; 0: no limit", networkCallsPerCell))
+	f.BoolVarP(&o.Yes, "yes", "y", false, "run a plan over --max-cells without asking")
+	if batch {
+		f.BoolVar(&o.Resume, "resume", false, "continue an interrupted run: keep the results already in the --output .jsonl, run only the missing cells")
+		f.StringVar(&o.Shard, "shard", "", "run only shard `K/N` of the cells (1 <= K <= N; auto/N takes K from JOB_COMPLETION_INDEX)")
+		f.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress bar")
+	}
 }
 
-// complete reads which flags were given and checks them.
+// complete reads which flags were given and checks them; each error names
+// its flag.
 func (o *runOptions) complete(cmd *cobra.Command) error {
 	o.temperature = cmd.Flags().Changed("temperature")
 	if o.Judge != "" && o.Judge != "rule" && o.Judge != "llm" && o.Judge != "none" {
 		return usage(fmt.Errorf("--judge: unknown judge %q; known: rule, llm, none", o.Judge))
 	}
-	if o.Repeats < 0 {
-		return usage(fmt.Errorf("--repeats: must be at least 1, got %d", o.Repeats))
+	if o.temperature && !(o.Temperature >= 0 && o.Temperature <= 2) { // NaN fails both
+		return usage(fmt.Errorf("--temperature: want a number from 0 to 2, got %v", o.Temperature))
+	}
+	if cmd.Flags().Changed("repeats") && o.Repeats < 1 {
+		return usage(fmt.Errorf("--repeats: must be at least 1, got %d (leave it out to use the config's)", o.Repeats))
 	}
 	if o.Concurrency < 1 {
 		return usage(fmt.Errorf("--concurrency: must be at least 1, got %d", o.Concurrency))
 	}
-	if o.MaxRetries < 0 || o.RequestTimeout <= 0 || o.RPS < 0 {
-		return usage(errors.New("--max-retries and --rps must not be negative, --request-timeout must be positive"))
+	if o.MaxRetries < 0 {
+		return usage(fmt.Errorf("--max-retries: must not be negative, got %d", o.MaxRetries))
+	}
+	if o.RequestTimeout <= 0 {
+		return usage(fmt.Errorf("--request-timeout: must be positive, got %v", o.RequestTimeout))
+	}
+	if !(o.RPS >= 0) || math.IsInf(o.RPS, 0) {
+		return usage(fmt.Errorf("--rps: want requests per second, 0 (no limit) or more, got %v", o.RPS))
+	}
+	if o.MaxCells < 0 {
+		return usage(fmt.Errorf("--max-cells: must not be negative, got %d", o.MaxCells))
 	}
 	if o.JudgeBaseURL != "" && o.JudgeTarget == "" {
 		return usage(errors.New("--judge-base-url needs --judge-target"))
@@ -95,8 +132,11 @@ func (o *runOptions) complete(cmd *cobra.Command) error {
 			return usage(fmt.Errorf("--judge-target: %w", err))
 		}
 	}
-	if o.MaxRequests < 0 || o.MaxTokens < 0 {
-		return usage(errors.New("--max-requests and --max-tokens must not be negative"))
+	if o.MaxRequests < 0 {
+		return usage(fmt.Errorf("--max-requests: must not be negative, got %d", o.MaxRequests))
+	}
+	if o.MaxTokens < 0 {
+		return usage(fmt.Errorf("--max-tokens: must not be negative, got %d", o.MaxTokens))
 	}
 	if o.Output != "" {
 		if _, err := report.FormatOf(o.Output); err != nil {
@@ -169,16 +209,8 @@ func (o *runOptions) apply(cfg *matrix.Config) {
 // stdout table), and prints the summary to stderr. groupBy picks the
 // columns of the stdout table.
 func (o *runOptions) execute(ctx context.Context, streams IO, src matrix.Source, groupBy []string) error {
-	planned := src.Len()
-	if o.shardN > 0 {
-		src = matrix.Filtered(src, func(c matrix.Cell) bool { return matrix.Shard(c.Key, o.shardN) == o.shardK-1 })
-		fmt.Fprintf(streams.ErrOut, "shard %d/%d: %d of %d cells\n", o.shardK, o.shardN, src.Len(), planned)
-	}
-	if o.DryRun {
-		return writePlan(streams.Out, src)
-	}
-	runner := o.runner()
-	if err := preflight(runner, src, o); err != nil {
+	src, runner, err := o.prepare(streams, src)
+	if err != nil || src == nil {
 		return err
 	}
 	w, src, err := o.openOutput(streams, src)
@@ -187,7 +219,7 @@ func (o *runOptions) execute(ctx context.Context, streams IO, src matrix.Source,
 	}
 	status := report.NewAggregator()
 	table := report.NewAggregator(groupBy...)
-	bar := newProgress(streams.ErrOut, src.Len(), o.Quiet)
+	bar := newProgress(streams.term, src.Len(), o.Quiet)
 	var encode func(matrix.Result) ([]byte, error)
 	var enc report.Encoder
 	if ew, ok := w.(interface{ Encoder() (report.Encoder, bool) }); ok {
@@ -212,11 +244,6 @@ func (o *runOptions) execute(ctx context.Context, streams IO, src matrix.Source,
 		}
 		bar.add(r)
 		return nil
-	}
-	if o.Cache != "" {
-		if runner.Cache, err = target.OpenCache(o.Cache); err != nil {
-			return usage(err)
-		}
 	}
 	var flush []func() error
 	if enc != nil {
@@ -263,6 +290,221 @@ func (o *runOptions) execute(ctx context.Context, streams IO, src matrix.Source,
 		return errFailed
 	}
 	return nil
+}
+
+// prepare does everything before the first cell: it takes the shard,
+// checks the plan's size (asking for --yes over --max-cells), prints the
+// plan for --dry-run (returning a nil source: nothing to run), refuses an
+// --output that is one of the inputs and a file-chosen base URL that would
+// receive an API key, and opens every target and the cache. Nothing is
+// sent or written before it returns.
+func (o *runOptions) prepare(streams IO, src matrix.Source) (matrix.Source, *matrix.Runner, error) {
+	count := matrix.CountPlan(src)
+	if o.shardN > 0 {
+		planned := count.Cells
+		if o.DryRun && o.MaxCells > 0 && planned > o.MaxCells {
+			// Too large to split cell by cell for a preview.
+			fmt.Fprintf(streams.ErrOut, "shard %d/%d: about %d of %d cells (split exactly when it runs); the whole plan:\n", o.shardK, o.shardN, ceilDiv(planned, o.shardN), planned)
+			return nil, nil, o.dryRun(streams, src, count)
+		}
+		if !o.DryRun {
+			if err := o.confirm(streams, count, o.shardN); err != nil {
+				return nil, nil, err
+			}
+		}
+		src = matrix.Filtered(src, func(c matrix.Cell) bool { return matrix.Shard(c.Key, o.shardN) == o.shardK-1 })
+		fmt.Fprintf(streams.ErrOut, "shard %d/%d: %d of %d cells\n", o.shardK, o.shardN, src.Len(), planned)
+		count = matrix.CountPlan(src)
+	} else if !o.DryRun {
+		if err := o.confirm(streams, count, 1); err != nil {
+			return nil, nil, err
+		}
+	}
+	if o.DryRun {
+		return nil, nil, o.dryRun(streams, src, count)
+	}
+	if err := checkOutput("--output", o.Output, o.inputs...); err != nil {
+		return nil, nil, err
+	}
+	if err := o.trustCheck(src); err != nil {
+		return nil, nil, err
+	}
+	runner := o.runner()
+	if err := preflight(runner, src, o); err != nil {
+		return nil, nil, err
+	}
+	if o.Cache != "" {
+		c, err := target.OpenCache(o.Cache)
+		if err != nil {
+			return nil, nil, usage(err)
+		}
+		runner.Cache = c
+	}
+	return src, &runner, nil
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// confirm lets a plan over --max-cells (or over networkCallsPerCell times
+// as many model calls to network targets) run only with --yes, or when
+// the user says yes at a terminal. shards divides the counts: each shard
+// is what one process runs.
+func (o *runOptions) confirm(streams IO, c matrix.Count, shards int) error {
+	cells, calls := ceilDiv(c.Cells, shards), ceilDiv(c.NetworkCalls, shards)
+	limit := o.MaxCells
+	if o.Yes || limit == 0 || (cells <= limit && calls <= networkCallsPerCell*limit) {
+		return nil
+	}
+	what := fmt.Sprintf("the plan has %d cells", cells)
+	if calls > 0 {
+		what += fmt.Sprintf(" and may send up to %d model requests to network targets", calls)
+	}
+	if shards > 1 {
+		what = fmt.Sprintf("this shard (1/%d of %d cells) has %d cells", shards, c.Cells, cells)
+	}
+	f, ok := streams.In.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return usage(fmt.Errorf("%s, over --max-cells %d: pass --yes to run it (--dry-run shows it, --max-cells raises the bound)", what, limit))
+	}
+	fmt.Fprintf(streams.ErrOut, "%s (over --max-cells %d). Run it? [y/N] ", what, limit)
+	answer, _ := bufio.NewReader(f).ReadString('\n')
+	if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+		return usage(errors.New("not confirmed; nothing ran"))
+	}
+	return nil
+}
+
+// endpoint is one place a run sends requests to.
+type endpoint struct {
+	target.Endpoint
+	role      string        // "target" or "judge"
+	fileURL   string        // a base URL the file set for an offline target: used if --target names a network one
+	untrusted *matrix.Error // a file chose the URL and a key would go there
+}
+
+// endpoints lists every endpoint the cells of src (and an LLM judge) would
+// contact, once each, in plan order.
+func (o *runOptions) endpoints(src matrix.Source) ([]endpoint, error) {
+	var out []endpoint
+	seen := map[string]bool{}
+	add := func(e endpoint) {
+		id := e.role + "\x00" + e.Spec + "\x00" + e.URL + "\x00" + e.From
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, e)
+		}
+	}
+	for _, cfg := range matrix.Configs(src) {
+		opts := target.Options(cfg.TargetOpts)
+		_, fromFile := opts[target.OptBaseURL]
+		if o.BaseURL != "" {
+			opts, fromFile = withOption(opts, target.OptBaseURL, o.BaseURL), false
+		}
+		te, err := target.EndpointOf(cfg.TargetSpec, opts)
+		if err != nil {
+			return nil, usage(fmt.Errorf("target %s: %w", cfg.TargetSpec, err))
+		}
+		e := endpoint{Endpoint: te, role: "target"}
+		if o.BaseURL != "" {
+			e.From = "--base-url"
+		}
+		if fromFile && te.Offline() {
+			e.fileURL = fmt.Sprint(opts[target.OptBaseURL])
+		} else if fromFile {
+			key := "target_options." + target.OptBaseURL
+			e.From = cfg.Source
+			if line := cfg.Line(key); line > 0 {
+				e.From += fmt.Sprintf(":%d", line)
+			}
+			if !o.TrustConfig && target.SendsKey(cfg.TargetSpec) {
+				e.untrusted = &matrix.Error{File: cfg.Source, Line: cfg.Line(key), Case: cfg.CaseID, Key: key,
+					Msg: fmt.Sprintf("%s comes from this file, and the run would send it your %s; "+
+						"pikit sends a key only where you chose: pass --base-url, or set %s, or add --trust-config if you trust this file",
+						te.URL, te.KeyEnv, providerBaseURLEnv(cfg.TargetSpec))}
+			}
+		}
+		add(e)
+	}
+	if o.JudgeTarget != "" {
+		opts := target.Options{}
+		from := ""
+		if o.JudgeBaseURL != "" {
+			opts[target.OptBaseURL], from = o.JudgeBaseURL, "--judge-base-url"
+		}
+		je, err := target.EndpointOf(o.JudgeTarget, opts)
+		if err != nil {
+			return nil, usage(fmt.Errorf("--judge-target: %w", err))
+		}
+		if from != "" {
+			je.From = from
+		}
+		add(endpoint{Endpoint: je, role: "judge"})
+	}
+	return out, nil
+}
+
+func providerBaseURLEnv(spec string) string {
+	name, _, _ := target.ParseSpec(spec)
+	for _, p := range target.Providers() {
+		if p.Name == name && p.BaseURLEnv != "" {
+			return p.BaseURLEnv
+		}
+	}
+	return "the provider's base URL variable"
+}
+
+// trustCheck refuses a run that would send an API key to a base URL a
+// config or dataset file chose, unless --trust-config says the file may.
+func (o *runOptions) trustCheck(src matrix.Source) error {
+	eps, err := o.endpoints(src)
+	if err != nil {
+		return err
+	}
+	for _, e := range eps {
+		if e.untrusted != nil {
+			return e.untrusted
+		}
+	}
+	return nil
+}
+
+// dryRun prints the plan and its endpoints.
+func (o *runOptions) dryRun(streams IO, src matrix.Source, c matrix.Count) error {
+	eps, err := o.endpoints(src)
+	if err != nil {
+		return err
+	}
+	writePlan(streams.Out, c)
+	writeEndpoints(streams.Out, eps)
+	return nil
+}
+
+// writeEndpoints prints where a run would send requests.
+func writeEndpoints(w io.Writer, eps []endpoint) {
+	fmt.Fprintln(w, "endpoints:")
+	for _, e := range eps {
+		role := ""
+		if e.role == "judge" {
+			role = "judge "
+		}
+		if e.Offline() {
+			fmt.Fprintf(w, "  %s%s: offline, nothing is sent", role, e.Spec)
+			if e.fileURL != "" {
+				fmt.Fprintf(w, " (the file's base_url %s would apply to a network --target, and needs --trust-config)", e.fileURL)
+			}
+			fmt.Fprintln(w)
+			continue
+		}
+		key := "no API key"
+		if e.KeyEnv != "" {
+			key = "with the key in " + e.KeyEnv
+		}
+		fmt.Fprintf(w, "  %s%s: %s (from %s), %s", role, e.Spec, e.URL, e.From, key)
+		if e.untrusted != nil {
+			fmt.Fprint(w, " — REFUSED without --trust-config: the file chose this URL")
+		}
+		fmt.Fprintln(w)
+	}
 }
 
 // runner builds the runner with the target flags: targets open through
@@ -378,41 +620,18 @@ func (o *runOptions) openOutput(streams IO, src matrix.Source) (report.Writer, m
 	return w, rest, err
 }
 
-// writePlan prints what a run would do, without sending anything.
-func writePlan(w io.Writer, src matrix.Source) error {
-	type key struct{ field, value string }
-	counts := map[key]int{}
-	var order []key
-	calls := 0
-	for i := 0; i < src.Len(); i++ {
-		c := src.Cell(i)
-		ch := c.Channel.Name
-		if ch == "" {
-			ch = "(direct)"
+// writePlan prints what a run would do, without sending anything: the
+// cells per value of each axis, counted from the axes (a plan of a billion
+// cells prints at once).
+func writePlan(w io.Writer, c matrix.Count) {
+	for _, a := range c.Axes {
+		parts := make([]string, len(a.Values))
+		for i, v := range a.Values {
+			parts[i] = fmt.Sprintf("%s %d", v.Value, v.Cells)
 		}
-		for _, k := range []key{{"agent", c.Agent}, {"attack", c.Attack.Name}, {"defense", c.Defense.Name}, {"channel", ch}, {"target", c.Config.TargetSpec}} {
-			if counts[k] == 0 {
-				order = append(order, k)
-			}
-			counts[k]++
-		}
-		calls += c.Config.MaxSteps
-		if c.Config.JudgeType == "llm" {
-			calls++
-		}
+		fmt.Fprintf(w, "%-8s %s\n", a.Field+":", strings.Join(parts, ", "))
 	}
-	fields := []string{"agent", "attack", "defense", "channel", "target"}
-	for _, f := range fields {
-		var parts []string
-		for _, k := range order {
-			if k.field == f {
-				parts = append(parts, fmt.Sprintf("%s %d", k.value, counts[k]))
-			}
-		}
-		fmt.Fprintf(w, "%-8s %s\n", f+":", strings.Join(parts, ", "))
-	}
-	fmt.Fprintf(w, "cells:   %d\nmodel calls: at most %d (max_steps per cell, plus one per cell for an LLM judge); nothing was sent\n", src.Len(), calls)
-	return nil
+	fmt.Fprintf(w, "cells:   %d\nmodel calls: at most %d, %d of them to network targets (max_steps per cell, plus one per cell for an LLM judge); nothing was sent\n", c.Cells, c.MaxCalls, c.NetworkCalls)
 }
 
 // writeStatus prints the summary every run ends with.

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/pikit-go/pikit/agent"
 	"github.com/pikit-go/pikit/matrix"
+	"github.com/pikit-go/pikit/report"
 )
 
 // maxCellsShown bounds how many traces `pikit run` prints.
@@ -64,7 +66,7 @@ which tool result carried the payload, which sinks fired, and the verdict.`,
 	f.BoolVar(&o.RequireSink, "require-sink", false, "success needs a sink to fire")
 	f.BoolVar(&o.Full, "full", false, "print tool results and answers in full")
 	f.BoolVar(&o.JSON, "json", false, "print the results as JSON lines instead of traces")
-	o.addFlags(cmd)
+	o.addFlags(cmd, false)
 	return cmd
 }
 
@@ -72,9 +74,10 @@ func runSingle(cmd *cobra.Command, streams IO, o *singleRunOptions) error {
 	cfg := matrix.NewConfig()
 	if o.Config != "" {
 		var err error
-		if cfg, err = matrix.LoadFile(o.Config); err != nil {
-			return usage(err)
+		if cfg, err = loadConfig(o.Config); err != nil {
+			return err
 		}
+		o.inputs = []string{o.Config}
 	}
 	set := func(flag string, dst *[]string, v string) {
 		if cmd.Flags().Changed(flag) {
@@ -106,19 +109,37 @@ func runSingle(cmd *cobra.Command, streams IO, o *singleRunOptions) error {
 		cfg.RequireSink = true
 	}
 	o.apply(&cfg)
-	cells, err := matrix.Plan(cfg)
+	grid, err := matrix.Expand(cfg)
 	if err != nil {
 		return usage(err)
 	}
-	if len(cells) > maxCellsShown {
-		return usage(fmt.Errorf("the config plans %d cells; pikit run shows at most %d (use pikit matrix for more)", len(cells), maxCellsShown))
+	if n := grid.Len(); n > maxCellsShown && !o.DryRun {
+		return usage(fmt.Errorf("the config plans %d cells; pikit run shows at most %d (use pikit matrix for more)", n, maxCellsShown))
 	}
-	runner := o.runner()
-	if err := preflight(runner, matrix.Cells(cells), &o.runOptions); err != nil {
+	src, runner, err := o.prepare(streams, grid)
+	if err != nil || src == nil {
 		return err
+	}
+	cells := make([]matrix.Cell, src.Len())
+	for i := range cells {
+		cells[i] = src.Cell(i)
+	}
+	var w report.Writer
+	if o.Output != "" {
+		if w, err = report.Create(o.Output, o.Force); err != nil {
+			if errors.Is(err, report.ErrExists) {
+				return usage(err)
+			}
+			return err
+		}
 	}
 	results, err := runner.RunAll(cmd.Context(), cells)
 	for i, r := range results {
+		if w != nil {
+			if werr := w.Write(r); werr != nil && err == nil {
+				err = fmt.Errorf("writing %s: %w", o.Output, werr)
+			}
+		}
 		if o.JSON {
 			b, jerr := json.Marshal(r)
 			if jerr != nil {
@@ -132,7 +153,21 @@ func runSingle(cmd *cobra.Command, streams IO, o *singleRunOptions) error {
 		}
 		writeTrace(streams.Out, r, o.Full)
 	}
+	if w != nil {
+		if cerr := w.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("writing %s: %w", o.Output, cerr)
+		}
+		fmt.Fprintf(streams.ErrOut, "results: %s\n", o.Output)
+	}
+	if runner.Cache != nil {
+		hits, misses := runner.Cache.Stats()
+		fmt.Fprintf(streams.ErrOut, "cache %s: %d hits, %d misses\n", o.Cache, hits, misses)
+	}
 	if err != nil {
+		if errors.Is(err, matrix.ErrBudget) {
+			fmt.Fprintf(streams.ErrOut, "stopped: %v\n", err)
+			return errFailed
+		}
 		return err
 	}
 	for _, r := range results {

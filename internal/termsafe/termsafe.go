@@ -91,6 +91,8 @@ func appendEscaped(b *strings.Builder, s string) {
 		switch {
 		case r == utf8.RuneError && size <= 1:
 			fmt.Fprintf(b, `\x%02x`, s[i])
+		case r == '\n' || r == '\t':
+			b.WriteRune(r)
 		case r == '\r':
 			b.WriteString(`\r`)
 		case r < 0x20 || r == 0x7f:

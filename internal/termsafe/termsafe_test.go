@@ -22,6 +22,7 @@ func TestString(t *testing.T) {
 		{"zero\u200bwidth", `zero\u200bwidth`},
 		{"line\u2028sep", `line\u2028sep`},
 		{"real \ufffd stays", "real \ufffd stays"},
+		{"kept\nlines\tand tabs \x1b beside", "kept\nlines\tand tabs \\x1b beside"},
 	}
 	for _, tt := range tests {
 		if got := String(tt.in); got != tt.want {
