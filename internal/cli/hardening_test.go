@@ -202,6 +202,15 @@ func TestRunFlagsWork(t *testing.T) {
 	if r.code != 0 || hits.Load() != sent || !strings.Contains(r.err, "misses") {
 		t.Errorf("--cache: second run sent %d requests: %+v", hits.Load()-sent, r)
 	}
+	r = run(t, append(base, "--attacks", "naive,escape", "-j", "1")...)
+	if r.code != 0 || strings.Count(r.out, "── chat · attack ") != 4 || !strings.Contains(r.out, "attack escape") {
+		t.Errorf("--attacks: %+v", r)
+	}
+	sent = hits.Load()
+	r = run(t, append(base, "--repeats", "6", "-j", "1", "--max-requests", "2")...)
+	if r.code != ExitFailed || !strings.Contains(r.err, "budget") || hits.Load()-sent > 3 {
+		t.Errorf("--max-requests 2: %d requests: %+v", hits.Load()-sent, r)
+	}
 	for _, flag := range []string{"--resume", "--shard=1/2", "--quiet"} {
 		if r := run(t, "run", flag); r.code != ExitUsage || !strings.Contains(r.err, "unknown") {
 			t.Errorf("run %s: %+v", flag, r)
@@ -210,12 +219,14 @@ func TestRunFlagsWork(t *testing.T) {
 }
 
 // TestEveryRunFlagIsTested (item 5): a flag added to pikit run must come
-// with a test that it works; this lists where each one is tested.
+// with a test that it works; this lists where each one is tested (on pikit
+// run itself, or for a flag every run command shares through runOptions,
+// on another of them).
 func TestEveryRunFlagIsTested(t *testing.T) {
 	tested := map[string]string{
 		"target": "TestRunFlagsWork", "judge": "TestLLMJudgeWithJudgeTarget", "temperature": "TestFlagErrorsNameTheFlag",
-		"repeats": "TestRunFlagsWork", "attacks": "TestRunSingleCell", "output": "TestRunFlagsWork", "force": "TestRunFlagsWork",
-		"concurrency": "TestRunSingleCell", "dry-run": "TestRunFlagsWork", "max-requests": "TestBudget",
+		"repeats": "TestRunFlagsWork", "attacks": "TestRunFlagsWork", "output": "TestRunFlagsWork", "force": "TestRunFlagsWork",
+		"concurrency": "TestRunFlagsWork", "dry-run": "TestRunFlagsWork", "max-requests": "TestRunFlagsWork",
 		"max-tokens": "TestBudget", "base-url": "TestRunFlagsWork", "max-retries": "TestTransient429sLoseNothing",
 		"request-timeout": "TestFlagErrorsNameTheFlag", "rps": "TestFlagErrorsNameTheFlag", "judge-target": "TestLLMJudgeWithJudgeTarget",
 		"judge-base-url": "TestFileBaseURLRefused", "cache": "TestRunFlagsWork", "trust-config": "TestFileBaseURLRefused",
