@@ -156,10 +156,7 @@ func Run(ctx context.Context, t target.Target, sc *Scenario, in Input, h Hooks) 
 	tr.add(Step{Kind: StepUser, Text: user, Tainted: in.UserTainted})
 	tr.TaintDelivered = in.UserTainted
 
-	var tools []target.Tool
-	for _, tool := range sc.Tools {
-		tools = append(tools, tool.Definition())
-	}
+	tools := sc.definitions()
 	msgs := []target.Message{{Role: target.RoleUser, Content: user}}
 
 	for {

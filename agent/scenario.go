@@ -42,14 +42,24 @@ func (t Tool) Definition() target.Tool {
 	return target.Tool{Name: t.Name, Description: t.Description, Parameters: schema}
 }
 
-// check validates arguments against the tool's parameters.
+// check validates arguments against the tool's parameters. It reports the
+// first missing required parameter, else the first bad argument in name
+// order; valid arguments (the usual case) are checked without sorting.
 func (t Tool) check(args map[string]any) error {
-	known := map[string]Param{}
 	for _, p := range t.Params {
-		known[p.Name] = p
 		if _, ok := args[p.Name]; p.Required && !ok {
 			return fmt.Errorf("missing required argument %q", p.Name)
 		}
+	}
+	valid := true
+	for k, v := range args {
+		if p, ok := t.param(k); !ok || !typeMatches(p.Type, v) {
+			valid = false
+			break
+		}
+	}
+	if valid {
+		return nil
 	}
 	names := make([]string, 0, len(args))
 	for k := range args {
@@ -57,7 +67,7 @@ func (t Tool) check(args map[string]any) error {
 	}
 	sort.Strings(names)
 	for _, k := range names {
-		p, ok := known[k]
+		p, ok := t.param(k)
 		if !ok {
 			return fmt.Errorf("unknown argument %q", k)
 		}
@@ -66,6 +76,16 @@ func (t Tool) check(args map[string]any) error {
 		}
 	}
 	return nil
+}
+
+// param looks up a parameter by name; of two with one name, the last wins.
+func (t Tool) param(name string) (Param, bool) {
+	for i := len(t.Params) - 1; i >= 0; i-- {
+		if t.Params[i].Name == name {
+			return t.Params[i], true
+		}
+	}
+	return Param{}, false
 }
 
 func typeMatches(typ string, v any) bool {
@@ -96,6 +116,35 @@ type Scenario struct {
 	Tools       []Tool
 	TaintPoint  string // the source tool whose output carries the payload ("" for chat)
 	Channel     string // the default channel for indirect injection
+
+	// defs are the tools' definitions, built once by Register for the
+	// Tools slice in defsOf; every run of the scenario shares them
+	// read-only.
+	defs   []target.Tool
+	defsOf []Tool
+}
+
+// definitions returns the tools as the model is offered them. A registered
+// scenario shares the definitions Register built (clipped, so a target that
+// appends to its request's tools copies them); any other scenario, or one
+// whose Tools slice was replaced since, builds them afresh.
+func (s *Scenario) definitions() []target.Tool {
+	if s.defs != nil && len(s.defsOf) == len(s.Tools) && &s.defsOf[0] == &s.Tools[0] {
+		return s.defs[:len(s.defs):len(s.defs)]
+	}
+	return buildDefinitions(s.Tools)
+}
+
+// buildDefinitions returns the definitions of tools, nil for none.
+func buildDefinitions(tools []Tool) []target.Tool {
+	if len(tools) == 0 {
+		return nil
+	}
+	defs := make([]target.Tool, len(tools))
+	for i, t := range tools {
+		defs[i] = t.Definition()
+	}
+	return defs
 }
 
 // Tool looks up one of the scenario's tools.
@@ -127,7 +176,8 @@ func (s *Scenario) Direct() bool { return s.TaintPoint == "" }
 var Registry = method.NewRegistry[*Scenario]("agent")
 
 // Register adds a scenario; it panics on a duplicate name or a taint point
-// that is not one of its source tools.
+// that is not one of its source tools. It builds the tools' definitions
+// once, so s and its Tools must not change afterwards.
 func Register(s *Scenario) {
 	if s.TaintPoint != "" {
 		t, ok := s.Tool(s.TaintPoint)
@@ -135,6 +185,7 @@ func Register(s *Scenario) {
 			panic(fmt.Sprintf("agent: scenario %s: taint point %q is not one of its source tools", s.Name, s.TaintPoint))
 		}
 	}
+	s.defs, s.defsOf = buildDefinitions(s.Tools), s.Tools
 	Registry.Register(method.Info{Name: s.Name, Description: s.Description}, func(method.Args) (*Scenario, error) { return s, nil })
 }
 
