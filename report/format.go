@@ -5,14 +5,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/pikit-go/pikit/internal/termsafe"
 	"github.com/pikit-go/pikit/judge"
 )
 
 // WriteMarkdown writes the summary as Markdown: totals, outcomes, and a
-// table of the groups.
+// table of the groups. Like WriteText it is for reading: values from the
+// results are shown with termsafe.Line's escapes, so control characters,
+// terminal escapes and bidi overrides cannot act.
 func (s Summary) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "| cells | attack success | runtime errors | not judged |\n|---:|---|---:|---:|\n")
@@ -48,7 +52,7 @@ func (s Summary) writeGroupsMarkdown(b *strings.Builder) {
 	for _, g := range s.Groups {
 		vals := make([]string, len(g.Values))
 		for i, v := range g.Values {
-			vals[i] = mdEscape(v)
+			vals[i] = mdEscape(termsafe.Line(v))
 		}
 		fmt.Fprintf(b, "| %s | %d/%d | %s | %s | %d |\n", strings.Join(vals, " | "), g.ASR.Successes, g.ASR.N, g.ASR.pct(), g.ASR.ci(), g.Errors)
 	}
@@ -61,23 +65,35 @@ func (s Summary) WriteJSON(w io.Writer) error {
 	return enc.Encode(s)
 }
 
-// WriteCSV writes one row per group (or one row of totals without groups).
-func (s Summary) WriteCSV(w io.Writer) error {
+// WriteCSV writes one row per group (or one row of totals without groups),
+// each cell a spreadsheet would run as a formula neutralised (see
+// NeutralizeCSV). A rate, and its interval, over no judged cells is an
+// empty cell: there is none.
+func (s Summary) WriteCSV(w io.Writer) error { return s.WriteCSVWith(w, CSVOptions{}) }
+
+// WriteCSVWith is WriteCSV with options.
+func (s Summary) WriteCSVWith(w io.Writer, o CSVOptions) error {
 	cw := csv.NewWriter(w)
 	head := append(append([]string(nil), s.By...), "successes", "n", "rate", "ci_low", "ci_high", "errors", "utility_under_attack", "benign_utility")
 	if err := cw.Write(head); err != nil {
 		return err
 	}
 	row := func(vals []string, g Group) error {
-		f := func(x float64) string { return strconv.FormatFloat(x, 'f', 4, 64) }
-		util := func(r Rate) string {
+		f := func(r Rate, x float64) string {
 			if r.N == 0 {
 				return ""
 			}
-			return f(r.Rate)
+			return strconv.FormatFloat(x, 'f', 4, 64)
 		}
-		return cw.Write(append(append([]string(nil), vals...), strconv.Itoa(g.ASR.Successes), strconv.Itoa(g.ASR.N),
-			f(g.ASR.Rate), f(g.ASR.Low), f(g.ASR.High), strconv.Itoa(g.Errors), util(g.Utility), util(g.BenignUtility)))
+		cells := append(append([]string(nil), vals...), strconv.Itoa(g.ASR.Successes), strconv.Itoa(g.ASR.N),
+			f(g.ASR, g.ASR.Rate), f(g.ASR, g.ASR.Low), f(g.ASR, g.ASR.High), strconv.Itoa(g.Errors),
+			f(g.Utility, g.Utility.Rate), f(g.BenignUtility, g.BenignUtility.Rate))
+		if !o.Raw {
+			for i, c := range cells {
+				cells[i] = NeutralizeCSV(c)
+			}
+		}
+		return cw.Write(cells)
 	}
 	if len(s.Groups) == 0 {
 		if err := row(nil, Group{ASR: s.ASR, Errors: s.Errors, Utility: s.Utility, BenignUtility: s.BenignUtility}); err != nil {
@@ -93,6 +109,8 @@ func (s Summary) WriteCSV(w io.Writer) error {
 	return cw.Error()
 }
 
+// outcomeParts lists the outcome counts, "name count": the known outcomes
+// in their order, then the others (escaped with termsafe.Line) by name.
 func outcomeParts(m map[judge.Outcome]int) []string {
 	var parts []string
 	for _, o := range judge.Outcomes {
@@ -100,14 +118,19 @@ func outcomeParts(m map[judge.Outcome]int) []string {
 			parts = append(parts, fmt.Sprintf("%s %d", o, c))
 		}
 	}
+	var unknown []string
 	for o, c := range m {
 		if !o.Valid() && c > 0 {
-			name := string(o)
-			if name == "" {
-				name = "(no outcome)"
-			}
-			parts = append(parts, fmt.Sprintf("%s %d", name, c))
+			unknown = append(unknown, string(o))
 		}
+	}
+	sort.Strings(unknown)
+	for _, o := range unknown {
+		name := termsafe.Line(o)
+		if name == "" {
+			name = "(no outcome)"
+		}
+		parts = append(parts, fmt.Sprintf("%s %d", name, m[judge.Outcome(o)]))
 	}
 	return parts
 }

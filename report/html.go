@@ -9,6 +9,7 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -30,7 +31,17 @@ type HTMLOptions struct {
 	Generated string
 	// Sources names the result files the report was made from.
 	Sources []string
+	// MaxTraces bounds how many cells the table of cells lists with their
+	// traces: 0 means DefaultMaxTraces, a negative number every cell.
+	// Beyond it the page shows a sample, and says so; its counts, heatmap
+	// and bars always cover every cell.
+	MaxTraces int
 }
+
+// DefaultMaxTraces is how many cells an HTML report lists with their
+// traces unless HTMLOptions.MaxTraces says otherwise: a 100,000-cell run
+// makes a page of a few megabytes, not hundreds.
+const DefaultMaxTraces = 1000
 
 // MaxHTMLText is how many bytes of one text (a message, a tool result, an
 // argument list) the HTML report shows; longer texts are cut on a UTF-8
@@ -39,8 +50,10 @@ const MaxHTMLText = 4000
 
 // WriteHTML writes results as one self-contained HTML page: the totals, the
 // outcome counts, an attack × defense heatmap, per-agent and per-channel
-// rates with their 95% intervals, and a searchable table of every cell whose
-// rows open to the cell's trace.
+// rates with their 95% intervals, and a searchable table of the cells whose
+// rows open to the cell's trace. The table lists every cell up to
+// MaxTraces (see HTMLOptions); past that, a sample of each attack × defense
+// group, and the page says how many of how many it shows.
 //
 // The page loads nothing: its CSS and its one small script are inline and
 // pinned by a Content-Security-Policy that allows nothing else. Every text
@@ -54,8 +67,119 @@ const MaxHTMLText = 4000
 // reads fully without JavaScript; the script adds the search box and copies
 // shared parts into a trace when it is opened.
 func WriteHTML(w io.Writer, results []matrix.Result, opts HTMLOptions) error {
+	h := NewHTMLReport(opts)
+	for i := range results {
+		rec := recordOf(&results[i])
+		if err := h.Add(&rec); err != nil {
+			return err
+		}
+	}
+	return h.Write(w)
+}
+
+// HTMLReport builds the page WriteHTML writes from results added one at a
+// time (as Scan reads them), so a report of a large file needs neither the
+// file's results in memory nor a second read: it keeps exact counts for
+// the tables and charts, and the whole result of only the cells the page
+// will list.
+//
+// Which cells are listed does not depend on the order groups first appear:
+// with G attack × defense groups so far, each keeps K = max(1, MaxTraces/G)
+// cells, successes and runtime errors before the rest, and among those the
+// earliest in the input. K only shrinks as groups appear, so the cells kept
+// at the end are each group's first K in that order.
+type HTMLReport struct {
+	opts                        HTMLOptions
+	max                         int // MaxTraces; negative: every cell
+	all, heat, agents, channels *Aggregator
+	groups                      map[string]*[]htmlSample
+	perGroup                    int
+	cells                       int
+	key                         []byte
+}
+
+// htmlSample is a cell the page lists.
+type htmlSample struct {
+	index int // 1-based place among the results added
+	rank  int // 0 for a success or a runtime error, 1 for the rest
+	res   matrix.Result
+}
+
+// NewHTMLReport returns an empty report.
+func NewHTMLReport(opts HTMLOptions) *HTMLReport {
+	h := &HTMLReport{opts: opts, max: opts.MaxTraces,
+		all: NewAggregator(), heat: NewAggregator("attack", "defense"),
+		agents: NewAggregator("agent"), channels: NewAggregator("channel"),
+		groups: map[string]*[]htmlSample{}}
+	if h.max == 0 {
+		h.max = DefaultMaxTraces
+	}
+	h.perGroup = h.max
+	return h
+}
+
+// Add counts a result and, when the page will list it, keeps the whole
+// result (decoding it with r.Result). An error is a result that does not
+// decode.
+func (h *HTMLReport) Add(r *Record) error {
+	h.cells++
+	h.all.AddRecord(r)
+	h.heat.AddRecord(r)
+	h.agents.AddRecord(r)
+	h.channels.AddRecord(r)
+	h.key = append(append(append(h.key[:0], r.Attack...), 0), r.Defense...)
+	g := h.groups[string(h.key)]
+	if g == nil {
+		g = new([]htmlSample)
+		h.groups[string(h.key)] = g
+		if h.max > 0 {
+			if k := max(1, h.max/len(h.groups)); k < h.perGroup {
+				h.perGroup = k
+				for _, other := range h.groups {
+					if len(*other) > k {
+						clear((*other)[k:])
+						*other = (*other)[:k]
+					}
+				}
+			}
+		}
+	}
+	judged, success, failed := r.counts()
+	rank := 1
+	if (judged && success) || failed {
+		rank = 0
+	}
+	s := *g
+	if h.max > 0 && len(s) >= h.perGroup {
+		if rank >= s[len(s)-1].rank {
+			return nil // no better than what the group keeps
+		}
+		s = s[:len(s)-1]
+	}
+	res, err := r.Result()
+	if err != nil {
+		return dataErrorf(r.file, r.Line, err, "not a result")
+	}
+	// The new cell comes after every kept one of its rank or better.
+	at := len(s)
+	for at > 0 && s[at-1].rank > rank {
+		at--
+	}
+	s = slices.Insert(s, at, htmlSample{index: h.cells, rank: rank, res: res})
+	*g = s
+	return nil
+}
+
+// Write writes the page.
+func (h *HTMLReport) Write(w io.Writer) error {
+	var samples []htmlSample
+	for _, g := range h.groups {
+		samples = append(samples, *g...)
+	}
+	slices.SortFunc(samples, func(a, b htmlSample) int { return a.index - b.index })
+	p := h.page(samples)
 	bw := bufio.NewWriterSize(w, 256<<10)
-	if err := htmlTemplate.Execute(bw, newHTMLPage(results, opts)); err != nil {
+	if err := htmlTemplate.Execute(bw, p); err != nil {
 		return fmt.Errorf("html report: %w", err)
 	}
 	return bw.Flush()
@@ -77,6 +201,10 @@ type htmlPage struct {
 	Channels         []htmlBar
 	Rows             []htmlRow
 	Shared           []htmlClip
+	// Sampled is set when Rows is a sample of the cells: PerGroup of each
+	// attack × defense group at most.
+	Sampled  bool
+	PerGroup int
 }
 
 type htmlOutcome struct {
@@ -248,18 +376,22 @@ type htmlSink struct {
 	Arguments *htmlClip // shown only when the sink's step is not in the trace
 }
 
-func newHTMLPage(results []matrix.Result, opts HTMLOptions) *htmlPage {
+func (h *HTMLReport) page(samples []htmlSample) *htmlPage {
+	opts := h.opts
 	p := &htmlPage{Title: opts.Title, Generated: opts.Generated, Sources: opts.Sources}
 	if p.Title == "" {
 		p.Title = "pikit report"
 	}
-	sum := Summarize(results)
+	sum := h.all.Summary()
 	p.Cells, p.Errors, p.NotJudged = sum.Cells, sum.Errors, sum.NotJudged
 	p.ASR = sum.ASR.String()
 	p.Outcomes = htmlOutcomes(sum)
-	p.Heat = htmlHeat(Summarize(results, "attack", "defense"))
-	p.Agents = htmlBars(Summarize(results, "agent"))
-	p.Channels = htmlBars(Summarize(results, "channel"))
+	p.Heat = htmlHeat(h.heat.Summary())
+	p.Agents = htmlBars(h.agents.Summary())
+	p.Channels = htmlBars(h.channels.Summary())
+	if len(samples) < h.cells {
+		p.Sampled, p.PerGroup = true, h.perGroup
+	}
 
 	// Two passes. The first finds the traces that repeat an earlier one
 	// (repeats of a deterministic cell) and counts the long texts of the
@@ -267,9 +399,9 @@ func newHTMLPage(results []matrix.Result, opts HTMLOptions) *htmlPage {
 	// occurs more than once in the shared texts only, and everything else
 	// in place.
 	b := &pageBuilder{pool: textPool{counting: true, counts: map[string]int{}}, first: map[[32]byte]int{}, anchors: map[int]bool{}}
-	fps := make([][32]byte, len(results))
-	for i := range results {
-		r := &results[i]
+	fps := make([][32]byte, len(samples))
+	for i := range samples {
+		r, index := &samples[i].res, samples[i].index
 		if r.TraceData == nil {
 			b.pool.trace(r)
 			continue
@@ -279,18 +411,18 @@ func newHTMLPage(results []matrix.Result, opts HTMLOptions) *htmlPage {
 			b.anchors[j] = true
 			continue
 		}
-		b.first[fps[i]] = i + 1
+		b.first[fps[i]] = index
 		b.pool.trace(r)
 	}
 	b.pool.ids, b.pool.counting = map[string]int{}, false
-	p.Rows = make([]htmlRow, len(results))
-	for i := range results {
-		r := &results[i]
-		row := htmlResultRow(i+1, r)
-		if j := b.first[fps[i]]; r.TraceData != nil && j != i+1 {
+	p.Rows = make([]htmlRow, len(samples))
+	for i := range samples {
+		r, index := &samples[i].res, samples[i].index
+		row := htmlResultRow(index, r)
+		if j := b.first[fps[i]]; r.TraceData != nil && j != index {
 			row.SameAs = j
 		} else {
-			row.Trace, row.Anchor = b.pool.trace(r), b.anchors[i+1]
+			row.Trace, row.Anchor = b.pool.trace(r), b.anchors[index]
 		}
 		p.Rows[i] = row
 	}
@@ -939,7 +1071,8 @@ const htmlPageTemplate = `<!DOCTYPE html>
 <section id="cells-section">
 <h2>Cells</h2>
 <div class="search" id="search" hidden><label for="q">Filter</label><input id="q" type="search" placeholder="words that must all appear in a row, e.g. email full_success" autocomplete="off"><span id="shown" class="note" aria-live="polite"></span></div>
-{{if .Rows}}<div class="scroll"><table id="cells">
+{{if .Sampled}}<p class="note" id="sampled">This page lists {{len .Rows}} of the {{.Cells}} cells with their traces: at most {{.PerGroup}} of each attack × defense group, successes and runtime errors first, then in file order; # is a cell's place in the results. The counts, heatmap and bars above cover every cell.</p>
+{{end}}{{if .Rows}}<div class="scroll"><table id="cells">
 <thead><tr><th>#</th><th>case</th><th>agent</th><th>attack</th><th>defense</th><th>channel</th><th>target</th><th>outcome</th><th>success</th><th>reason</th></tr></thead>
 {{range .Rows}}{{template "row" .}}{{end}}</table></div>{{else}}<p>No results.</p>{{end}}
 </section>

@@ -72,7 +72,7 @@ func TestJSONLRoundTrip(t *testing.T) {
 }
 
 func TestReadJSONLBadLine(t *testing.T) {
-	err := ReadJSONL(strings.NewReader("{\"key\":\"a\"}\n\nnot json\n"), func(matrix.Result) error { return nil })
+	err := ReadJSONL(strings.NewReader("{\"key\":\"a\",\"outcome\":\"refused\"}\n\nnot json\n"), func(matrix.Result) error { return nil })
 	if err == nil || !strings.Contains(err.Error(), "line 3") {
 		t.Errorf("want an error naming line 3, got %v", err)
 	}

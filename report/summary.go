@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/pikit-go/pikit/internal/termsafe"
 	"github.com/pikit-go/pikit/judge"
 	"github.com/pikit-go/pikit/matrix"
 )
@@ -65,10 +66,11 @@ func (r Rate) ci() string {
 	return fmt.Sprintf("%.1f–%.1f%%", 100*r.Low, 100*r.High)
 }
 
-// String formats "s/n (rate%, 95% CI low–high%)".
+// String formats "s/n (rate%, 95% CI low–high%)", or "0/0 (—)" when
+// there is no data: no rate and no interval.
 func (r Rate) String() string {
 	if r.N == 0 {
-		return "0/0"
+		return "0/0 (—)"
 	}
 	return fmt.Sprintf("%d/%d (%.1f%%, 95%% CI %.1f–%.1f%%)", r.Successes, r.N, 100*r.Rate, 100*r.Low, 100*r.High)
 }
@@ -83,6 +85,8 @@ type Group struct {
 	// expects an answer (N = 0 when none does).
 	Utility       Rate `json:"utility_under_attack"`
 	BenignUtility Rate `json:"benign_utility"`
+
+	cells, benign int // every cell of the group, and its benign baseline cells
 }
 
 // Summary aggregates results: the attack success rate (ASR) over judged
@@ -104,54 +108,13 @@ type Summary struct {
 // GroupFields are the fields results can be grouped by.
 var GroupFields = []string{"attack", "defense", "channel", "agent", "target", "case_id", "outcome"}
 
-// Field returns the value of a grouping field of a result.
+// Field returns the value of a grouping field of a result (one of
+// GroupFields, or "case" for case_id); a direct cell's channel is
+// "(direct)".
 func Field(r matrix.Result, name string) string {
-	switch name {
-	case "attack":
-		return r.Attack
-	case "defense":
-		return r.Defense
-	case "channel":
-		if r.Channel == "" {
-			return "(direct)"
-		}
-		return r.Channel
-	case "agent":
-		return r.Agent
-	case "target":
-		return r.Target
-	case "case_id", "case":
-		return r.CaseID
-	case "outcome":
-		return string(r.Outcome)
-	}
-	return ""
+	rec := Record{Attack: r.Attack, Defense: r.Defense, Channel: r.Channel, Agent: r.Agent, Target: r.Target, CaseID: r.CaseID, Outcome: r.Outcome}
+	return rec.Field(name)
 }
-
-// counts says how a result counts toward the attack success rate. Runtime
-// errors and unjudged cells are left out (and counted beside it), and so
-// are benign baseline cells (attack "none"). A result without an outcome
-// (the Python pikit's older files) counts by its success flag, or as an
-// error when its reason says so.
-func counts(r matrix.Result) (judged, success, failed bool) {
-	switch r.Outcome {
-	case judge.RuntimeError:
-		return false, false, true
-	case judge.NotJudged:
-		return false, false, false
-	case "":
-		if strings.HasPrefix(r.Reason, "error:") || r.Error != "" {
-			return false, false, true
-		}
-	}
-	if benign(r) {
-		return false, false, false
-	}
-	return true, r.Success, false
-}
-
-// benign reports whether a result is a benign baseline cell.
-func benign(r matrix.Result) bool { return r.Attack == "none" }
 
 // Summarize aggregates results, grouped by the named fields (none for just
 // the totals). Groups come sorted by their values.
@@ -166,11 +129,11 @@ func Summarize(results []matrix.Result, by ...string) Summary {
 // Aggregator builds a Summary from results added one at a time, keeping
 // only counts: its memory grows with the number of groups, not of results.
 type Aggregator struct {
-	by      []string
-	sum     Summary
-	all     groupAcc
-	groups  map[string]*groupAcc
-	scratch []string
+	by     []string
+	sum    Summary
+	all    groupAcc
+	groups map[string]*groupAcc
+	key    []byte
 }
 
 type groupAcc struct {
@@ -178,11 +141,15 @@ type groupAcc struct {
 	succ, n, errors int
 	util, utilN     int // utility under attack
 	bUtil, bUtilN   int // benign utility
+	cells, benign   int
 }
 
-func (g *groupAcc) add(r matrix.Result, judged, success, failed bool) {
+func (g *groupAcc) add(r *Record, judged, success, failed bool) {
+	g.cells++
 	if failed {
 		g.errors++
+	} else if r.benign() {
+		g.benign++
 	}
 	if judged {
 		g.n++
@@ -191,7 +158,7 @@ func (g *groupAcc) add(r matrix.Result, judged, success, failed bool) {
 		}
 	}
 	if r.Utility != nil && !failed {
-		if benign(r) {
+		if r.benign() {
 			g.bUtilN++
 			if *r.Utility {
 				g.bUtil++
@@ -207,23 +174,30 @@ func (g *groupAcc) add(r matrix.Result, judged, success, failed bool) {
 
 func (g *groupAcc) group() Group {
 	return Group{Values: g.values, ASR: NewRate(g.succ, g.n), Errors: g.errors,
-		Utility: NewRate(g.util, g.utilN), BenignUtility: NewRate(g.bUtil, g.bUtilN)}
+		Utility: NewRate(g.util, g.utilN), BenignUtility: NewRate(g.bUtil, g.bUtilN),
+		cells: g.cells, benign: g.benign}
 }
 
 // NewAggregator returns an empty aggregator grouping by the named fields.
 func NewAggregator(by ...string) *Aggregator {
-	return &Aggregator{by: by, sum: Summary{Outcomes: map[judge.Outcome]int{}, By: by}, groups: map[string]*groupAcc{}, scratch: make([]string, len(by))}
+	return &Aggregator{by: by, sum: Summary{Outcomes: map[judge.Outcome]int{}, By: by}, groups: map[string]*groupAcc{}}
 }
 
 // Add counts one result.
 func (a *Aggregator) Add(r matrix.Result) {
+	rec := recordOf(&r)
+	a.AddRecord(&rec)
+}
+
+// AddRecord counts one result read by Scan.
+func (a *Aggregator) AddRecord(r *Record) {
 	a.sum.Cells++
 	a.sum.Outcomes[r.Outcome]++
-	judged, success, failed := counts(r)
+	judged, success, failed := r.counts()
 	if failed {
 		a.sum.Errors++
 	}
-	if benign(r) && !failed {
+	if r.benign() && !failed {
 		a.sum.Benign++
 	} else if !judged && !failed {
 		a.sum.NotJudged++
@@ -232,14 +206,21 @@ func (a *Aggregator) Add(r matrix.Result) {
 	if len(a.by) == 0 {
 		return
 	}
+	a.key = a.key[:0]
 	for i, f := range a.by {
-		a.scratch[i] = Field(r, f)
+		if i > 0 {
+			a.key = append(a.key, 0)
+		}
+		a.key = append(a.key, r.Field(f)...)
 	}
-	k := strings.Join(a.scratch, "\x00")
-	g := a.groups[k]
+	g := a.groups[string(a.key)]
 	if g == nil {
-		g = &groupAcc{values: append([]string(nil), a.scratch...)}
-		a.groups[k] = g
+		values := make([]string, len(a.by))
+		for i, f := range a.by {
+			values[i] = r.Field(f)
+		}
+		g = &groupAcc{values: values}
+		a.groups[string(a.key)] = g
 	}
 	g.add(r, judged, success, failed)
 }
@@ -274,13 +255,20 @@ func (s Summary) WriteGroupsText(w io.Writer) error {
 
 func (s Summary) writeGroups(tw io.Writer) {
 	fmt.Fprintf(tw, "%s\tsuccess\trate\t95%% CI\terrors\n", strings.ToUpper(strings.Join(s.By, "\t")))
+	vals := make([]string, len(s.By))
 	for _, g := range s.Groups {
-		fmt.Fprintf(tw, "%s\t%d/%d\t%s\t%s\t%d\n", strings.Join(g.Values, "\t"), g.ASR.Successes, g.ASR.N, g.ASR.pct(), g.ASR.ci(), g.Errors)
+		for i, v := range g.Values {
+			vals[i] = termsafe.Line(v)
+		}
+		fmt.Fprintf(tw, "%s\t%d/%d\t%s\t%s\t%d\n", strings.Join(vals, "\t"), g.ASR.Successes, g.ASR.N, g.ASR.pct(), g.ASR.ci(), g.Errors)
 	}
 }
 
 // WriteText writes the summary as aligned text: totals, outcomes, and the
-// groups when there are any.
+// groups when there are any. It is for a terminal: values from the
+// results (group values, unknown outcomes) are shown with termsafe.Line's
+// escapes, so control characters, terminal escapes and bidi overrides
+// cannot act and tabs and newlines cannot break the table.
 func (s Summary) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "cells\t%d\n", s.Cells)
@@ -296,18 +284,7 @@ func (s Summary) WriteText(w io.Writer) error {
 		fmt.Fprintf(tw, "utility under attack\t%s\n", s.Utility)
 		fmt.Fprintf(tw, "benign utility\t%s\n", s.BenignUtility)
 	}
-	var parts []string
-	for _, o := range judge.Outcomes {
-		if c := s.Outcomes[o]; c > 0 {
-			parts = append(parts, fmt.Sprintf("%s %d", o, c))
-		}
-	}
-	for o, c := range s.Outcomes {
-		if !o.Valid() && c > 0 {
-			parts = append(parts, fmt.Sprintf("%s %d", o, c))
-		}
-	}
-	fmt.Fprintf(tw, "outcomes\t%s\n", strings.Join(parts, ", "))
+	fmt.Fprintf(tw, "outcomes\t%s\n", strings.Join(outcomeParts(s.Outcomes), ", "))
 	if len(s.Groups) > 0 {
 		fmt.Fprintln(tw)
 		s.writeGroups(tw)

@@ -43,8 +43,16 @@ func FormatOf(path string) (string, error) {
 // file is an error wrapping ErrExists unless force is set. JSONL is written
 // in place, a line flushed per result; JSON and CSV are written to a
 // temporary file beside path and renamed over it by Close, so a half-written
-// file never carries the final name.
+// file never carries the final name. CSV cells that a spreadsheet would
+// run as formulas are neutralised (see NewCSV); CreateWith can turn that
+// off.
 func Create(path string, force bool) (Writer, error) {
+	return CreateWith(path, force, CSVOptions{})
+}
+
+// CreateWith is Create with the options of the CSV format (ignored for
+// the other formats).
+func CreateWith(path string, force bool, csvOpts CSVOptions) (Writer, error) {
 	format, err := FormatOf(path)
 	if err != nil {
 		return nil, err
@@ -69,7 +77,7 @@ func Create(path string, force bool) (Writer, error) {
 	if format == ".json" {
 		w = NewJSON(f)
 	} else {
-		w = NewCSV(f)
+		w = NewCSVWriter(f, csvOpts)
 	}
 	return &fileWriter{Writer: w, f: f, rename: path}, nil
 }
@@ -196,12 +204,85 @@ var CSVColumns = []string{
 	"latency_ms", "prompt_tokens", "completion_tokens", "error",
 }
 
-// NewCSV writes one row per result under CSVColumns.
-func NewCSV(w io.Writer) Writer { return &csvWriter{cw: csv.NewWriter(w)} }
+// CSVOptions are the choices of the CSV writers.
+type CSVOptions struct {
+	// Raw writes every cell as it is. By default a cell a spreadsheet
+	// would run as a formula is neutralised (see NeutralizeCSV): results
+	// carry text from models and attack payloads, and a CSV file is often
+	// opened in a spreadsheet. Raw is for files read only by programs.
+	Raw bool
+}
+
+// NeutralizeCSV returns a CSV cell that a spreadsheet shows as text, never
+// runs as a formula: a cell that begins with =, +, -, @, a tab or a
+// carriage return, and is not a plain decimal number (-0.25, +3, 1e-3), is
+// prefixed with a single quote ', as OWASP advises against CSV injection.
+// Plain numbers (a negative rate, a seed) are left alone: a spreadsheet
+// reads them as numbers, not formulas. Reading the file back does not take
+// the quote off: ReadCSV returns cells as they are written.
+func NeutralizeCSV(cell string) string {
+	if cell == "" {
+		return cell
+	}
+	switch cell[0] {
+	case '=', '+', '-', '@', '\t', '\r':
+		if !plainNumber(cell) {
+			return "'" + cell
+		}
+	}
+	return cell
+}
+
+// plainNumber reports whether s is [+-]digits[.digits][e[+-]digits].
+func plainNumber(s string) bool {
+	i := 0
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		i++
+	}
+	digits := func() int {
+		n := 0
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+			n++
+		}
+		return n
+	}
+	whole := digits()
+	frac := 0
+	if i < len(s) && s[i] == '.' {
+		i++
+		frac = digits()
+	}
+	if whole+frac == 0 {
+		return false
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return i == len(s)
+}
+
+// NewCSV writes one row per result under CSVColumns, each cell a
+// spreadsheet would run as a formula neutralised (see NeutralizeCSV). It
+// is NewCSVWriter with the default options.
+func NewCSV(w io.Writer) Writer { return NewCSVWriter(w, CSVOptions{}) }
+
+// NewCSVWriter writes one row per result under CSVColumns, with options.
+func NewCSVWriter(w io.Writer, o CSVOptions) Writer {
+	return &csvWriter{cw: csv.NewWriter(w), raw: o.Raw}
+}
 
 type csvWriter struct {
 	cw     *csv.Writer
+	raw    bool
 	header bool
+	row    []string
 }
 
 func (w *csvWriter) Write(r matrix.Result) error {
@@ -211,14 +292,19 @@ func (w *csvWriter) Write(r matrix.Result) error {
 			return err
 		}
 	}
-	row := []string{
+	w.row = append(w.row[:0],
 		r.Attack, r.Defense, r.Channel, r.Agent, r.Target, strconv.FormatBool(r.Success), r.Confidence,
 		strconv.FormatBool(r.SinkFired), r.Reason, strings.Join(r.Signals, ";"), r.FinalText, r.Timestamp,
 		r.Key, string(r.Outcome), r.CaseID, r.CaseDescription, r.Task, strconv.Itoa(r.RepeatIndex),
 		strconv.FormatInt(r.Seed, 10), r.RunID, strconv.FormatInt(r.LatencyMS, 10),
 		strconv.Itoa(r.Usage.PromptTokens), strconv.Itoa(r.Usage.CompletionTokens), r.Error,
+	)
+	if !w.raw {
+		for i, c := range w.row {
+			w.row[i] = NeutralizeCSV(c)
+		}
 	}
-	return w.cw.Write(row)
+	return w.cw.Write(w.row)
 }
 
 func (w *csvWriter) Close() error {

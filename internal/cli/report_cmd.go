@@ -1,32 +1,76 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
-	"github.com/pikit-go/pikit/matrix"
+	"github.com/pikit-go/pikit/internal/termsafe"
 	"github.com/pikit-go/pikit/report"
 )
 
-// readResults reads and concatenates results files ("-" is stdin).
-func readResults(files []string) ([]matrix.Result, error) {
-	var all []matrix.Result
-	for _, f := range files {
-		res, err := report.ReadFile(f)
-		if err != nil {
-			return nil, usage(err)
-		}
-		all = append(all, res...)
+// The report, compare and gate commands print what results files hold,
+// and results files are written by attackers (payloads, model output, or
+// a hostile file passed around): every text they print goes through
+// termsafe, and so do their error messages, which quote file names and
+// file content.
+
+// safeError shows an error's text with termsafe's escapes.
+type safeError struct{ err error }
+
+func (e safeError) Error() string { return termsafe.String(e.err.Error()) }
+func (e safeError) Unwrap() error { return e.err }
+
+// safe makes err print safely on a terminal, keeping what it wraps.
+func safe(err error) error {
+	if err == nil {
+		return nil
 	}
-	return all, nil
+	return safeError{err}
+}
+
+// scanResults reads results files in order ("-" is in, read as JSONL),
+// calling fn with each result's Record; only the fields a Record holds are
+// decoded, so memory does not grow with the files. A file that cannot be
+// read or is not results is a usage error (exit 2), naming the file and
+// line.
+func scanResults(in io.Reader, files []string, fn func(*report.Record) error) error {
+	for _, f := range files {
+		if err := scanResultsFile(in, f, fn); err != nil {
+			return usage(err)
+		}
+	}
+	return nil
+}
+
+func scanResultsFile(in io.Reader, path string, fn func(*report.Record) error) error {
+	format, err := report.InputFormatOf(path)
+	if err != nil {
+		return err
+	}
+	if path == "-" {
+		if in == nil {
+			in = os.Stdin
+		}
+		return report.Scan(in, "stdin", format, fn)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return report.Scan(f, path, format, fn)
 }
 
 func parseBy(by []string) ([]string, error) {
@@ -38,11 +82,62 @@ func parseBy(by []string) ([]string, error) {
 	return by, nil
 }
 
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// safeOut returns the writer a command prints data to: w through
+// termsafe.NewWriter (JSON passed through it stays valid JSON with the same
+// values), or w itself for CSV that is not going to a terminal, where a
+// file or a program should get the values as they are. Call the returned
+// flush when done.
+func safeOut(w io.Writer, format string) (io.Writer, func() error) {
+	if format == "csv" && !isTerminal(w) {
+		return w, func() error { return nil }
+	}
+	sw := termsafe.NewWriter(w)
+	return sw, sw.Flush
+}
+
+// writeFileAtomic writes a file through a temporary file beside it, renamed
+// over it when complete: a crash leaves the old file or none, never half a
+// file.
+func writeFileAtomic(path string, write func(io.Writer) error) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	err = write(f)
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return os.Rename(f.Name(), path)
+}
+
+// checkFormat refuses a --format value outside known.
+func checkFormat(format string, known ...string) error {
+	if !slices.Contains(known, format) {
+		return usage(fmt.Errorf("--format: unknown format %q; known: %s", format, strings.Join(known, ", ")))
+	}
+	return nil
+}
+
 type reportOptions struct {
-	By     []string
-	Format string
-	HTML   string
-	Force  bool
+	By         []string
+	Format     string
+	HTML       string
+	HTMLTraces int
+	Force      bool
+	CSVRaw     bool
 }
 
 func newReportCmd(streams IO) *cobra.Command {
@@ -51,59 +146,115 @@ func newReportCmd(streams IO) *cobra.Command {
 		Use:   "report RESULTS... ",
 		Short: "Summarise results: attack success rates with 95% confidence intervals",
 		Long: `Summarise results files (JSONL, JSON or CSV, including the Python pikit's JSON
-and CSV): the attack success rate overall and by attack, defense, channel,
-agent, target and dataset case, each as successes/n with a Wilson 95%
-confidence interval; runtime errors are left out of rates and counted beside
-them. --html writes one self-contained page with the traces.`,
+and CSV; "-" reads JSONL from standard input): the attack success rate
+overall and by attack, defense, channel, agent, target and dataset case,
+each as successes/n with a Wilson 95% confidence interval; runtime errors
+are left out of rates and counted beside them. Files stream: only the
+fields a summary needs are decoded, so a million-cell file takes seconds.
+
+--html writes one self-contained page: every count and chart covers every
+cell; the table of cells with their traces lists at most --html-traces of
+them (a sample of each attack × defense group, successes and errors first).
+
+Values from the results are escaped before they reach the terminal
+(control characters, terminal escapes, bidi overrides); CSV is escaped only
+when standard output is a terminal. CSV cells a spreadsheet would run as
+formulas (=, +, -, @, tab, CR first) get a leading ' unless --csv-raw.`,
 		Example: `  pikit report results.jsonl
   pikit report a.jsonl b.jsonl --by attack,defense --format markdown
   pikit report results.jsonl --html report.html`,
 		Args: args(cobra.MinimumNArgs(1)),
-		RunE: func(_ *cobra.Command, a []string) error {
-			by, err := parseBy(o.By)
-			if err != nil {
-				return usage(err)
-			}
-			switch o.Format {
-			case "table", "markdown", "json", "csv":
-			default:
-				return usage(fmt.Errorf("--format: unknown format %q; known: table, markdown, json, csv", o.Format))
-			}
-			results, err := readResults(a)
-			if err != nil {
-				return err
-			}
-			if o.HTML != "" {
-				if err := writeHTMLFile(o.HTML, o.Force, results, a); err != nil {
-					return err
-				}
-				fmt.Fprintf(streams.ErrOut, "report: %s\n", o.HTML)
-			}
-			return writeSummaries(streams.Out, results, by, o.Format)
+		RunE: func(cmd *cobra.Command, a []string) error {
+			return safe(runReport(cmd, streams, o, a))
 		},
 	}
-	cmd.Flags().StringSliceVar(&o.By, "by", nil, "group by these fields, e.g. attack,defense (default: each of attack, defense, channel, agent, target, case_id in turn)")
-	cmd.Flags().StringVar(&o.Format, "format", "table", "output format: table, markdown, json or csv")
-	cmd.Flags().StringVar(&o.HTML, "html", "", "also write a self-contained HTML report to `FILE`")
-	cmd.Flags().BoolVar(&o.Force, "force", false, "overwrite an existing --html file")
+	f := cmd.Flags()
+	f.StringSliceVar(&o.By, "by", nil, "group by these fields, e.g. attack,defense (default: each of attack, defense, channel, agent, target, case_id in turn)")
+	f.StringVar(&o.Format, "format", "table", "output format: table, markdown, json or csv")
+	f.StringVar(&o.HTML, "html", "", "also write a self-contained HTML report to `FILE`")
+	f.IntVar(&o.HTMLTraces, "html-traces", report.DefaultMaxTraces, "list at most `N` cells with their traces in the --html page (0: every cell)")
+	f.BoolVar(&o.Force, "force", false, "overwrite an existing --html file")
+	f.BoolVar(&o.CSVRaw, "csv-raw", false, "with --format csv, write cells as they are: no ' before a cell that starts with =, +, -, @, tab or CR (for programs, not spreadsheets)")
 	return cmd
 }
 
-// writeSummaries prints the totals and, without --by, one table per field
-// that takes more than one value.
-func writeSummaries(w io.Writer, results []matrix.Result, by []string, format string) error {
-	var sums []report.Summary
+func runReport(cmd *cobra.Command, streams IO, o *reportOptions, files []string) error {
+	by, err := parseBy(o.By)
+	if err != nil {
+		return usage(err)
+	}
+	if err := checkFormat(o.Format, "table", "markdown", "json", "csv"); err != nil {
+		return err
+	}
+	if o.CSVRaw && o.Format != "csv" {
+		return usage(fmt.Errorf("--csv-raw applies to --format csv, not %s", o.Format))
+	}
+	if o.HTMLTraces < 0 {
+		return usage(fmt.Errorf("--html-traces: want 0 (every cell) or more, got %d", o.HTMLTraces))
+	}
+	if cmd.Flags().Changed("html-traces") && o.HTML == "" {
+		return usage(errors.New("--html-traces applies to --html"))
+	}
+	var page *report.HTMLReport
+	if o.HTML != "" {
+		if err := checkOutput("--html", o.HTML, files...); err != nil {
+			return err
+		}
+		if _, err := os.Stat(o.HTML); err == nil && !o.Force {
+			return usage(fmt.Errorf("--html %s: %w (use --force to overwrite)", o.HTML, report.ErrExists))
+		}
+		max := o.HTMLTraces
+		if max == 0 {
+			max = -1
+		}
+		page = report.NewHTMLReport(report.HTMLOptions{Title: "pikit report", Generated: time.Now().UTC().Format(time.RFC3339), Sources: files, MaxTraces: max})
+	}
+	// Without --by: the totals, and a table per field that takes more than
+	// one value.
+	var aggs []*report.Aggregator
 	if len(by) > 0 {
-		sums = append(sums, report.Summarize(results, by...))
+		aggs = append(aggs, report.NewAggregator(by...))
 	} else {
-		sums = append(sums, report.Summarize(results))
+		aggs = append(aggs, report.NewAggregator())
 		for _, f := range []string{"attack", "defense", "channel", "agent", "target", "case_id"} {
-			s := report.Summarize(results, f)
-			if len(s.Groups) > 1 {
-				sums = append(sums, s)
-			}
+			aggs = append(aggs, report.NewAggregator(f))
 		}
 	}
+	err = scanResults(streams.In, files, func(r *report.Record) error {
+		for _, a := range aggs {
+			a.AddRecord(r)
+		}
+		if page != nil {
+			return page.Add(r)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if page != nil {
+		if err := writeFileAtomic(o.HTML, page.Write); err != nil {
+			return err
+		}
+		fmt.Fprintf(streams.ErrOut, "report: %s\n", termsafe.Line(o.HTML))
+	}
+	sums := []report.Summary{aggs[0].Summary()}
+	for _, a := range aggs[1:] {
+		if s := a.Summary(); len(s.Groups) > 1 {
+			sums = append(sums, s)
+		}
+	}
+	out, flush := safeOut(streams.Out, o.Format)
+	err = writeSummaries(out, sums, o.Format, report.CSVOptions{Raw: o.CSVRaw})
+	if ferr := flush(); err == nil {
+		err = ferr
+	}
+	return err
+}
+
+// writeSummaries prints the summaries: the first in full, the others (one
+// per grouping field) as their group tables only.
+func writeSummaries(w io.Writer, sums []report.Summary, format string, csvOpts report.CSVOptions) error {
 	if format == "json" {
 		if len(sums) == 1 {
 			return sums[0].WriteJSON(w)
@@ -117,7 +268,7 @@ func writeSummaries(w io.Writer, results []matrix.Result, by []string, format st
 		var err error
 		switch {
 		case format == "csv":
-			err = s.WriteCSV(w)
+			err = s.WriteCSVWith(w, csvOpts)
 		case format == "markdown" && i == 0:
 			err = s.WriteMarkdown(w)
 		case format == "markdown":
@@ -136,46 +287,22 @@ func writeSummaries(w io.Writer, results []matrix.Result, by []string, format st
 }
 
 func writeJSON(w io.Writer, v any) error {
-	b, err := jsonIndent(v)
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	_, err = w.Write(b)
+	_, err = w.Write(append(b, '\n'))
 	return err
-}
-
-func writeHTMLFile(path string, force bool, results []matrix.Result, sources []string) error {
-	if !force {
-		if _, err := os.Stat(path); err == nil {
-			return usage(fmt.Errorf("%s: %w (use --force to overwrite)", path, report.ErrExists))
-		}
-	}
-	f, err := os.CreateTemp(dirOf(path), ".pikit-report-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	err = report.WriteHTML(f, results, report.HTMLOptions{Title: "pikit report", Generated: time.Now().UTC().Format(time.RFC3339), Sources: sources})
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
-}
-
-func dirOf(path string) string {
-	if i := strings.LastIndexAny(path, `/\`); i >= 0 {
-		return path[:i+1]
-	}
-	return "."
 }
 
 type compareOptions struct {
 	By     []string
 	Format string
 }
+
+// maxFlipsShown is how many flipped cells compare's table lists; --format
+// json lists them all.
+const maxFlipsShown = 20
 
 func newCompareCmd(streams IO) *cobra.Command {
 	o := &compareOptions{}
@@ -185,30 +312,12 @@ func newCompareCmd(streams IO) *cobra.Command {
 		Long: `Compare the attack success rates of two results files group by group, each
 change with both intervals and a two-proportion z-test (changes with p < 0.05
 are flagged as unlikely to be noise), and list the cells (by key) whose
-verdict flipped.`,
+verdict flipped: the first 20 in the table, every one with --format json.
+Files stream; what is kept of the base run is a small record per cell.`,
 		Example: `  pikit compare before.jsonl after.jsonl --by defense`,
 		Args:    args(cobra.ExactArgs(2)),
 		RunE: func(_ *cobra.Command, a []string) error {
-			by, err := parseBy(o.By)
-			if err != nil {
-				return usage(err)
-			}
-			if len(by) == 0 {
-				by = []string{"attack", "defense"}
-			}
-			base, err := readResults(a[:1])
-			if err != nil {
-				return err
-			}
-			next, err := readResults(a[1:])
-			if err != nil {
-				return err
-			}
-			c := report.Compare(base, next, by...)
-			if o.Format == "json" {
-				return writeJSON(streams.Out, c)
-			}
-			return writeComparison(streams.Out, c)
+			return safe(runCompare(streams, o, a))
 		},
 	}
 	cmd.Flags().StringSliceVar(&o.By, "by", nil, "group by these fields (default attack,defense)")
@@ -216,43 +325,92 @@ verdict flipped.`,
 	return cmd
 }
 
+func runCompare(streams IO, o *compareOptions, files []string) error {
+	by, err := parseBy(o.By)
+	if err != nil {
+		return usage(err)
+	}
+	if err := checkFormat(o.Format, "table", "json"); err != nil {
+		return err
+	}
+	if len(by) == 0 {
+		by = []string{"attack", "defense"}
+	}
+	c := report.NewComparer(by...)
+	if err := scanResults(streams.In, files[:1], func(r *report.Record) error { c.AddBase(r); return nil }); err != nil {
+		return err
+	}
+	if err := scanResults(streams.In, files[1:], func(r *report.Record) error { c.AddNew(r); return nil }); err != nil {
+		return err
+	}
+	out, flush := safeOut(streams.Out, o.Format)
+	if o.Format == "json" {
+		err = writeJSON(out, c.Comparison())
+	} else {
+		err = writeComparison(out, c.Comparison())
+	}
+	if ferr := flush(); err == nil {
+		err = ferr
+	}
+	return err
+}
+
+// compareRate formats one side of a change: "s/n rate% (low–high)", or
+// "0/0 —" without data.
+func compareRate(r report.Rate) string {
+	if r.N == 0 {
+		return "0/0 —"
+	}
+	return fmt.Sprintf("%d/%d %.1f%% (%.1f–%.1f)", r.Successes, r.N, 100*r.Rate, 100*r.Low, 100*r.High)
+}
+
 func writeComparison(w io.Writer, c report.Comparison) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	row := func(name string, ch report.Change) {
-		mark := ""
-		if ch.Significant {
-			mark = "  *"
+		delta, test := "—", "—"
+		if ch.Base.N > 0 && ch.New.N > 0 {
+			delta, test = fmt.Sprintf("%+.1f pts", 100*ch.Delta), fmt.Sprintf("p=%.3f", ch.P)
+			if ch.Significant {
+				test += "  *"
+			}
 		}
-		fmt.Fprintf(tw, "%s\t%d/%d %.1f%% (%.1f–%.1f)\t%d/%d %.1f%% (%.1f–%.1f)\t%+.1f pts\tp=%.3f%s\n", name,
-			ch.Base.Successes, ch.Base.N, 100*ch.Base.Rate, 100*ch.Base.Low, 100*ch.Base.High,
-			ch.New.Successes, ch.New.N, 100*ch.New.Rate, 100*ch.New.Low, 100*ch.New.High, 100*ch.Delta, ch.P, mark)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", name, compareRate(ch.Base), compareRate(ch.New), delta, test)
 	}
 	fmt.Fprintf(tw, "%s\tBASE\tNEW\tCHANGE\tTEST\n", strings.ToUpper(strings.Join(c.By, " · ")))
 	row("all cells", c.Overall)
 	for _, g := range c.Groups {
-		row(strings.Join(g.Values, " · "), g)
+		vals := make([]string, len(g.Values))
+		for i, v := range g.Values {
+			vals[i] = termsafe.Line(v)
+		}
+		row(strings.Join(vals, " · "), g)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\n* p < %.2f: unlikely to be noise (two-proportion z-test)\n", report.Alpha)
+	fmt.Fprintf(w, "\n* p < %.2f: unlikely to be noise (two-proportion z-test); — where a side has no judged cells\n", report.Alpha)
 	fmt.Fprintf(w, "\n%d cells flipped; %d only in base, %d only in new\n", len(c.Flips), c.OnlyBase, c.OnlyNew)
-	for _, f := range c.Flips {
+	for i, f := range c.Flips {
+		if i == maxFlipsShown {
+			fmt.Fprintf(w, "  … and %d more (--format json lists every flipped cell)\n", len(c.Flips)-maxFlipsShown)
+			break
+		}
 		dir := "now succeeds"
 		if !f.NewSuccess {
 			dir = "now fails"
 		}
-		fmt.Fprintf(w, "  %s  %s: %s → %s (%s)\n", f.Key, f.Label, f.Base, f.New, dir)
+		fmt.Fprintf(w, "  %s  %s: %s → %s (%s)\n", termsafe.Line(f.Key), termsafe.Line(f.Label), termsafe.Line(string(f.Base)), termsafe.Line(string(f.New)), dir)
 	}
 	return nil
 }
 
 type gateOptions struct {
-	By        []string
-	MaxASR    float64
-	MaxErrors int
-	Strict    bool
-	JUnit     string
+	By         []string
+	MaxASR     float64
+	MaxErrors  int
+	Strict     bool
+	JUnit      string
+	AllowEmpty bool
 }
 
 func newGateCmd(streams IO) *cobra.Command {
@@ -260,63 +418,80 @@ func newGateCmd(streams IO) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "gate RESULTS... --max-asr RATE",
 		Short: "Fail (exit 1) when an attack success rate is over a threshold: for CI",
+		Long: `Check the attack success rate of results files, overall or per group, against
+a threshold: exit 1 when a check fails, 0 when all pass. A check over no
+judged cells (an empty file, every cell errored, nothing judged) fails
+unless --allow-empty: it shows nothing about the rate. --junit writes (or
+overwrites) a JUnit XML report, replaced whole through a temporary file.`,
 		Example: `  pikit gate results.jsonl --max-asr 0.10
   pikit gate results.jsonl --max-asr 0.05 --by defense --strict --max-errors 0 --junit pikit.xml`,
 		Args: args(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			if !cmd.Flags().Changed("max-asr") {
-				return usage(errors.New("--max-asr is required (a rate between 0 and 1, e.g. 0.10)"))
-			}
-			if o.MaxASR < 0 || o.MaxASR > 1 {
-				return usage(fmt.Errorf("--max-asr: want a rate between 0 and 1, got %v", o.MaxASR))
-			}
-			by, err := parseBy(o.By)
-			if err != nil {
-				return usage(err)
-			}
-			results, err := readResults(a)
-			if err != nil {
-				return err
-			}
-			checks := report.Gate(report.Summarize(results, by...), report.GateOptions{MaxASR: o.MaxASR, Strict: o.Strict, MaxErrors: o.MaxErrors})
-			if o.JUnit != "" {
-				f, err := os.Create(o.JUnit)
-				if err != nil {
-					return err
-				}
-				err = report.WriteJUnit(f, "pikit gate", checks)
-				if cerr := f.Close(); err == nil {
-					err = cerr
-				}
-				if err != nil {
-					return err
-				}
-			}
-			failed := 0
-			for _, c := range checks {
-				status := "ok  "
-				if c.Failed {
-					status, failed = "FAIL", failed+1
-				}
-				fmt.Fprintf(streams.Out, "%s %s: %s", status, c.Name, c.ASR)
-				if c.Reason != "" {
-					fmt.Fprintf(streams.Out, " — %s", c.Reason)
-				}
-				fmt.Fprintln(streams.Out)
-			}
-			if failed > 0 {
-				fmt.Fprintf(streams.ErrOut, "gate: %d of %d checks over the threshold\n", failed, len(checks))
-				return errFailed
-			}
-			fmt.Fprintf(streams.ErrOut, "gate: all %d checks pass\n", len(checks))
-			return nil
+			return safe(runGate(cmd, streams, o, a))
 		},
 	}
 	f := cmd.Flags()
 	f.Float64Var(&o.MaxASR, "max-asr", 0, "the highest acceptable attack success rate, 0..1")
 	f.StringSliceVar(&o.By, "by", nil, "check each group of these fields (default: all cells together)")
 	f.BoolVar(&o.Strict, "strict", false, "compare the upper bound of the 95% interval, not the rate")
-	f.IntVar(&o.MaxErrors, "max-errors", -1, "fail when more cells than this errored (default: no limit)")
+	f.IntVar(&o.MaxErrors, "max-errors", 0, "fail when more cells than this errored (default: no limit)")
 	f.StringVar(&o.JUnit, "junit", "", "write a JUnit XML report to `FILE`")
+	f.BoolVar(&o.AllowEmpty, "allow-empty", false, "pass a check over no judged cells instead of failing it")
 	return cmd
+}
+
+func runGate(cmd *cobra.Command, streams IO, o *gateOptions, files []string) error {
+	if !cmd.Flags().Changed("max-asr") {
+		return usage(errors.New("--max-asr is required (a rate between 0 and 1, e.g. 0.10)"))
+	}
+	if math.IsNaN(o.MaxASR) || o.MaxASR < 0 || o.MaxASR > 1 {
+		return usage(fmt.Errorf("--max-asr: want a rate between 0 and 1, got %v", o.MaxASR))
+	}
+	maxErrors := -1 // not given: no limit
+	if cmd.Flags().Changed("max-errors") {
+		if o.MaxErrors < 0 {
+			return usage(fmt.Errorf("--max-errors: want 0 or more runtime errors, got %d (leave it out for no limit)", o.MaxErrors))
+		}
+		maxErrors = o.MaxErrors
+	}
+	by, err := parseBy(o.By)
+	if err != nil {
+		return usage(err)
+	}
+	if err := checkOutput("--junit", o.JUnit, files...); err != nil {
+		return err
+	}
+	agg := report.NewAggregator(by...)
+	if err := scanResults(streams.In, files, func(r *report.Record) error { agg.AddRecord(r); return nil }); err != nil {
+		return err
+	}
+	checks := report.Gate(agg.Summary(), report.GateOptions{MaxASR: o.MaxASR, Strict: o.Strict, MaxErrors: maxErrors, AllowEmpty: o.AllowEmpty})
+	if o.JUnit != "" {
+		err := writeFileAtomic(o.JUnit, func(w io.Writer) error { return report.WriteJUnit(w, "pikit gate", checks) })
+		if err != nil {
+			return err
+		}
+	}
+	out := termsafe.NewWriter(streams.Out)
+	failed := 0
+	for _, c := range checks {
+		status := "ok  "
+		if c.Failed {
+			status, failed = "FAIL", failed+1
+		}
+		fmt.Fprintf(out, "%s %s: %s", status, termsafe.Line(c.Name), c.ASR)
+		if c.Reason != "" {
+			fmt.Fprintf(out, " — %s", termsafe.Line(c.Reason))
+		}
+		fmt.Fprintln(out)
+	}
+	if err := out.Flush(); err != nil {
+		return err
+	}
+	if failed > 0 {
+		fmt.Fprintf(streams.ErrOut, "gate: %d of %d checks failed\n", failed, len(checks))
+		return errFailed
+	}
+	fmt.Fprintf(streams.ErrOut, "gate: all %d checks pass\n", len(checks))
+	return nil
 }

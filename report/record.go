@@ -1,0 +1,162 @@
+package report
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/pikit-go/pikit/judge"
+	"github.com/pikit-go/pikit/matrix"
+)
+
+// Record is the part of a result that summaries, comparisons and gates
+// read: the fields they group by, the verdict, and what pairs a cell with
+// its counterpart in another run. The readers (Scan, ScanFile) fill it
+// without decoding the rest of a result (its trace and its texts), so a
+// large results file streams through in little memory; Result decodes the
+// whole result when it is wanted.
+type Record struct {
+	Key, Attack, Defense, Channel, Agent, Target, CaseID string
+
+	Outcome judge.Outcome
+	Success bool
+	// Utility is the result's utility verdict, nil when it has none.
+	Utility *bool
+	// Reason and Error say why a result without an outcome (the Python
+	// pikit's older files) counts as an error.
+	Reason, Error string
+	RepeatIndex   int
+	// MethodSpecs is the result's method_specs as compact JSON with its
+	// keys sorted, "" when it has none: part of what a cell tried, for
+	// pairing cells across runs.
+	MethodSpecs string
+	// Line is where the result is in its file: its JSONL line, the line
+	// of a JSON array element's opening brace, or the line of its CSV row.
+	Line int
+
+	file    string         // the file's name, for errors
+	raw     []byte         // the result's JSON text; valid during a Scan callback
+	full    *matrix.Result // the whole result, when the reader has it
+	utility bool           // what Utility points to
+}
+
+// Result returns the whole result. In a Scan callback, call it during the
+// callback: the text it decodes is not kept after it returns.
+func (r *Record) Result() (matrix.Result, error) {
+	if r.full != nil {
+		return *r.full, nil
+	}
+	var res matrix.Result
+	if r.raw == nil {
+		return res, nil
+	}
+	if err := json.Unmarshal(r.raw, &res); err != nil {
+		return res, err
+	}
+	normalize(&res)
+	return res, nil
+}
+
+// RecordOf returns the Record of a result in memory; its Result returns
+// the result itself.
+func RecordOf(r *matrix.Result) Record {
+	rec := recordOf(r)
+	if r.MethodSpecs != nil {
+		if b, err := json.Marshal(r.MethodSpecs); err == nil {
+			rec.MethodSpecs = string(b)
+		}
+	}
+	return rec
+}
+
+// recordOf is RecordOf without MethodSpecs, which only comparisons read.
+func recordOf(r *matrix.Result) Record {
+	rec := Record{
+		Key: r.Key, Attack: r.Attack, Defense: r.Defense, Channel: r.Channel, Agent: r.Agent,
+		Target: r.Target, CaseID: r.CaseID, Outcome: r.Outcome, Success: r.Success,
+		Reason: r.Reason, Error: r.Error, RepeatIndex: r.RepeatIndex, full: r,
+	}
+	if r.Utility != nil {
+		rec.setUtility(*r.Utility)
+	}
+	rec.normalize()
+	return rec
+}
+
+func (r *Record) setUtility(v bool) {
+	r.utility = v
+	r.Utility = &r.utility
+}
+
+// Field returns the value of a grouping field (one of GroupFields, or
+// "case" for case_id); a direct cell's channel is "(direct)".
+func (r *Record) Field(name string) string {
+	switch name {
+	case "attack":
+		return r.Attack
+	case "defense":
+		return r.Defense
+	case "channel":
+		if r.Channel == "" {
+			return "(direct)"
+		}
+		return r.Channel
+	case "agent":
+		return r.Agent
+	case "target":
+		return r.Target
+	case "case_id", "case":
+		return r.CaseID
+	case "outcome":
+		return string(r.Outcome)
+	}
+	return ""
+}
+
+// normalize fills in the case id the Python pikit's files carry only as a
+// "[id] " prefix of the reason, as normalize does for a whole result.
+func (r *Record) normalize() {
+	if r.CaseID == "" {
+		r.CaseID = caseFromReason(r.Reason)
+	}
+}
+
+// counts says how a record counts toward the attack success rate. Runtime
+// errors and unjudged cells are left out (and counted beside it), and so
+// are benign baseline cells (attack "none"). A result without an outcome
+// (the Python pikit's older files) counts by its success flag, or as an
+// error when its reason says so.
+func (r *Record) counts() (judged, success, failed bool) {
+	switch r.Outcome {
+	case judge.RuntimeError:
+		return false, false, true
+	case judge.NotJudged:
+		return false, false, false
+	case "":
+		if strings.HasPrefix(r.Reason, "error:") || r.Error != "" {
+			return false, false, true
+		}
+	}
+	if r.benign() {
+		return false, false, false
+	}
+	return true, r.Success, false
+}
+
+// benign reports whether a record is a benign baseline cell.
+func (r *Record) benign() bool { return r.Attack == "none" }
+
+// label names what a cell tried: case, agent, attack, defense, channel.
+func (r *Record) label() string {
+	var b []byte
+	return string(r.appendLabel(b))
+}
+
+func (r *Record) appendLabel(b []byte) []byte {
+	if r.CaseID != "" {
+		b = append(append(b, r.CaseID...), " · "...)
+	}
+	b = append(append(b, r.Agent...), " · "...)
+	b = append(append(b, r.Attack...), " · "...)
+	b = append(append(b, r.Defense...), " · "...)
+	return append(b, r.Field("channel")...)
+}
