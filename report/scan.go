@@ -169,7 +169,7 @@ func (s *scanner) emit(b []byte, line int) error {
 	s.rec = Record{Line: line, raw: b, file: s.name}
 	if err := s.decode(b, &s.rec); err != nil {
 		// Prefer encoding/json's words for a syntax error.
-		var v struct{}
+		var v json.RawMessage
 		if jerr := json.Unmarshal(b, &v); jerr != nil {
 			return s.errorf(line, jerr, "not a result: invalid JSON")
 		}
@@ -326,7 +326,7 @@ func (s *scanner) csv(r io.Reader) error {
 		if err != nil {
 			var pe *csv.ParseError
 			if errors.As(err, &pe) {
-				line = pe.Line
+				line = pe.StartLine
 			}
 			return s.errorf(line, err, "not a results CSV")
 		}
@@ -708,6 +708,7 @@ func literal(b []byte, i int, lit string) (int, error) {
 }
 
 // number skips a JSON number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+// A number that reaches the end of b may go on past it: errTruncated.
 func number(b []byte, i int) (int, error) {
 	digits := func() int {
 		n := 0
@@ -717,18 +718,24 @@ func number(b []byte, i int) (int, error) {
 		}
 		return n
 	}
+	bad := func() (int, error) {
+		if i == len(b) {
+			return i, errTruncated
+		}
+		return i, errSyntax
+	}
 	if b[i] == '-' {
 		i++
 	}
 	if i < len(b) && b[i] == '0' {
 		i++
 	} else if digits() == 0 {
-		return i, errSyntax
+		return bad()
 	}
 	if i < len(b) && b[i] == '.' {
 		i++
 		if digits() == 0 {
-			return i, errSyntax
+			return bad()
 		}
 	}
 	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
@@ -737,10 +744,9 @@ func number(b []byte, i int) (int, error) {
 			i++
 		}
 		if digits() == 0 {
-			return i, errSyntax
+			return bad()
 		}
 	}
-	// A number at the very end may go on in the next chunk.
 	if i == len(b) {
 		return i, errTruncated
 	}

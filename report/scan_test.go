@@ -1,0 +1,293 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/pikit-go/pikit/judge"
+	"github.com/pikit-go/pikit/matrix"
+)
+
+// scanAll scans text and returns copies of its records.
+func scanAll(t *testing.T, name, format, text string) ([]Record, error) {
+	t.Helper()
+	var out []Record
+	err := Scan(strings.NewReader(text), name, format, func(r *Record) error {
+		c := *r
+		c.raw, c.full = nil, nil
+		if r.Utility != nil {
+			c.setUtility(*r.Utility)
+		}
+		out = append(out, c)
+		return nil
+	})
+	return out, err
+}
+
+// TestScanNotResults: files that are not pikit results are errors wrapping
+// ErrNotResults that name the file, the line and what was expected.
+func TestScanNotResults(t *testing.T) {
+	ok := `{"key":"k1","attack":"naive","outcome":"refused","success":false}`
+	tests := []struct {
+		name, format, text string
+		want               []string // in the error
+	}{
+		{"object without pikit fields", ".jsonl", `{"foo":1}` + "\n", []string{"f:1:", `"outcome" or "success"`}},
+		{"verdict but nothing naming the cell", ".jsonl", `{"outcome":"refused","success":false}`, []string{"f:1:", `"attack", "agent", "key"`}},
+		{"names but no verdict", ".jsonl", `{"attack":"naive","key":"k"}`, []string{"f:1:"}},
+		{"array line", ".jsonl", "[1,2]\n", []string{"f:1:", `got "[1,2]"`}},
+		{"number line", ".jsonl", ok + "\n42\n", []string{"f:2:"}},
+		{"bad third line", ".jsonl", ok + "\n\n{\"attack\":\n", []string{"f:3:", "invalid JSON"}},
+		{"trailing junk", ".jsonl", ok + " x\n", []string{"f:1:", "invalid JSON"}},
+		{"success of the wrong type", ".jsonl", `{"attack":"a","success":"yes"}`, []string{"f:1:", `field "success": want true or false`}},
+		{"outcome of the wrong type", ".jsonl", `{"attack":"a","outcome":3}`, []string{"f:1:", `field "outcome": want a string`}},
+		{"repeat index not an integer", ".jsonl", `{"attack":"a","outcome":"refused","repeat_index":1.5}`, []string{"f:1:", `"repeat_index": want an integer`}},
+		{"truncated line", ".jsonl", ok + "\n" + ok[:30], []string{"f:2:"}},
+		{"JSON array of other objects", ".json", "[\n  {\"a\": 1}\n]\n", []string{"f:2:", `"outcome" or "success"`}},
+		{"JSON array, second element bad", ".json", "[\n" + ok + ",\n\n  {\"name\": \"x\"}\n]", []string{"f:4:"}},
+		{"JSON object, not an array", ".json", ok, []string{"f:1:", "want a JSON array of results"}},
+		{"JSON array not closed", ".json", "[\n" + ok + ",\n" + ok + "\n", []string{"f:4:", "not closed"}},
+		{"JSON array element cut", ".json", "[\n" + ok + ",\n" + ok[:20], []string{"f:3:", "ends inside it"}},
+		{"JSON array of numbers", ".json", "[1, 2]", []string{"f:1:"}},
+		{"JSON after the array", ".json", "[" + ok + "] [", []string{"f:1:", "more after the array"}},
+		{"CSV without pikit columns", ".csv", "name,value\nx,1\n", []string{"f:1:", `"outcome" or "success" column`, `got "name,value"`}},
+		{"CSV with outcome but nothing naming the cell", ".csv", "outcome,value\nrefused,1\n", []string{"f:1:"}},
+		{"CSV with a broken row", ".csv", "attack,outcome\nnaive,\"refused\nx,y\n", []string{"f:2:"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := scanAll(t, "f", tt.format, tt.text)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if !errors.Is(err, ErrNotResults) {
+				t.Errorf("%v does not wrap ErrNotResults", err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// TestScanAccepts: what reads as results, and the lines records name.
+func TestScanAccepts(t *testing.T) {
+	a := `{"key":"k1","attack":"naive","outcome":"refused","success":false}`
+	b := `{"key":"k2","attack":"combined","outcome":"full_success","success":true}`
+	tests := []struct {
+		name, format, text string
+		lines              []int
+	}{
+		{"empty JSONL", ".jsonl", "", nil},
+		{"blank JSONL", ".jsonl", "\n  \n", nil},
+		{"empty JSON", ".json", " \n", nil},
+		{"empty JSON array", ".json", "[]", nil},
+		{"empty CSV", ".csv", "", nil},
+		{"CSV header only", ".csv", "attack,success\n", nil},
+		{"JSONL with blank lines, CRLF and no final newline", ".jsonl", a + "\r\n\r\n" + b, []int{1, 3}},
+		{"indented JSON array", ".json", "[\n  " + a + ",\n\n  " + b + "\n]\n", []int{2, 4}},
+		{"one-line JSON array", ".json", "[" + a + "," + b + "]", []int{1, 1}},
+		{"Python result without outcome", ".jsonl", `{"attack":"naive","success":true,"trace":"Trace(steps=2)"}`, []int{1}},
+		{"agent names the cell", ".jsonl", `{"agent":"chat","outcome":"refused"}`, []int{1}},
+		{"nulls", ".jsonl", `{"key":"k","attack":null,"outcome":null,"success":null,"utility":null,"method_specs":null,"repeat_index":null}`, []int{1}},
+		{"CSV", ".csv", "key,attack,outcome\nk1,naive,refused\nk2,\"multi\nline\",refused\nk3,x,refused\n", []int{2, 3, 5}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			recs, err := scanAll(t, "f", tt.format, tt.text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var lines []int
+			for _, r := range recs {
+				lines = append(lines, r.Line)
+			}
+			if !reflect.DeepEqual(lines, tt.lines) {
+				t.Errorf("lines %v, want %v", lines, tt.lines)
+			}
+		})
+	}
+}
+
+// TestScanMatchesFullDecode: a Record holds what decoding the whole result
+// gives, for results pikit writes in every format, for escaped and
+// invalid text, and for a JSON array split over many reads.
+func TestScanMatchesFullDecode(t *testing.T) {
+	res := sampleResults(t)
+	yes := true
+	res[0].Utility = &yes
+	res[1].Attack = "quote \" back\\slash \u00e9 \x1b[2J \u202e"
+	res[1].Error = "an error"
+	res[2].CaseID = "case\nwith newline"
+	res[3].MethodSpecs = map[string]matrix.Spec{"attack": {Name: "format_confusion", Kwargs: map[string]any{"template": "tool", "n": 2}}}
+	for _, format := range []string{".jsonl", ".json", ".csv"} {
+		t.Run(format, func(t *testing.T) {
+			var buf bytes.Buffer
+			var w Writer
+			switch format {
+			case ".jsonl":
+				w = NewJSONL(&buf)
+			case ".json":
+				w = NewJSON(&buf)
+			default:
+				w = NewCSVWriter(&buf, CSVOptions{Raw: true})
+			}
+			for _, r := range res {
+				if err := w.Write(r); err != nil {
+					t.Fatal(err)
+				}
+			}
+			w.Close()
+			i := 0
+			err := Scan(iotest{r: bytes.NewReader(buf.Bytes())}, "f", format, func(rec *Record) error {
+				full, err := rec.Result()
+				if err != nil {
+					return err
+				}
+				want := RecordOf(&full)
+				got := *rec
+				for _, r := range []*Record{&got, &want} {
+					r.raw, r.full, r.Line, r.file = nil, nil, 0, ""
+					if r.Utility != nil {
+						r.setUtility(*r.Utility)
+					}
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("result %d: record\n%+v\nwant\n%+v", i, got, want)
+				}
+				if full.Key != res[i].Key || full.Attack != res[i].Attack || full.CaseID != res[i].CaseID {
+					t.Errorf("result %d: decoded %q %q %q", i, full.Key, full.Attack, full.CaseID)
+				}
+				i++
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i != len(res) {
+				t.Errorf("%d records, want %d", i, len(res))
+			}
+		})
+	}
+	// Invalid UTF-8 in a field reads as encoding/json reads it.
+	recs, err := scanAll(t, "f", ".jsonl", "{\"attack\":\"bad \xff byte\",\"outcome\":\"refused\"}")
+	if err != nil || recs[0].Attack != "bad \ufffd byte" {
+		t.Errorf("invalid UTF-8: %q, %v", recs[0].Attack, err)
+	}
+}
+
+// iotest hands out at most 7 bytes per read, so values span reads.
+type iotest struct{ r *bytes.Reader }
+
+func (t iotest) Read(p []byte) (int, error) {
+	if len(p) > 7 {
+		p = p[:7]
+	}
+	return t.r.Read(p)
+}
+
+// TestSkipValue: the skipper accepts what encoding/json accepts and refuses
+// broken structure.
+func TestSkipValue(t *testing.T) {
+	for _, v := range []string{
+		`"a"`, `"a\"b"`, `"a\\"`, `"\\\\\""`, `{}`, `[]`, `{"a":[1,-2.5e+3,0,true,false,null,{"b":"}"}]}`,
+		`[ 1 , "]" , [ ] ]`, `-0.1`, `"\u00e9"`,
+	} {
+		end, err := skipValue([]byte(v+" "), 0, 0)
+		if err != nil || end != len(v) || !json.Valid([]byte(v)) {
+			t.Errorf("skipValue(%s) = %d, %v; want %d", v, end, err, len(v))
+		}
+	}
+	for _, v := range []string{
+		`{"a" 1}`, `{"a":1,}`, `[1,]`, `[1 2]`, `{a:1}`, `{"a":01}`, `{"a":-}`, `{"a":1.}`, `{"a":tru}`, `{"a":1]`, `[}`, `{"a":"b" "c":1}`,
+	} {
+		if _, err := skipValue([]byte(v+" "), 0, 0); err == nil {
+			t.Errorf("skipValue(%s) accepted it", v)
+		}
+	}
+	for _, v := range []string{`"abc`, `{"a":`, `[1,2`, `{"a":"x\"`, `tr`} {
+		if _, err := skipValue([]byte(v), 0, 0); err != errTruncated {
+			t.Errorf("skipValue(%s): %v, want errTruncated", v, err)
+		}
+	}
+}
+
+func TestComparerPairsByIdentity(t *testing.T) {
+	spec := func(n int) map[string]matrix.Spec {
+		return map[string]matrix.Spec{"attack": {Name: "naive", Kwargs: map[string]any{"n": n}}}
+	}
+	// The new run used another target: keys differ, so cells pair by what
+	// they tried, method options and repeat included.
+	base := []matrix.Result{
+		{Key: "b1", Attack: "naive", Agent: "chat", Outcome: judge.FullSuccess, Success: true, MethodSpecs: spec(1)},
+		{Key: "b2", Attack: "naive", Agent: "chat", Outcome: judge.FullSuccess, Success: true, MethodSpecs: spec(2)},
+		{Key: "b3", Attack: "naive", Agent: "chat", Outcome: judge.FullSuccess, Success: true, MethodSpecs: spec(2), RepeatIndex: 1},
+	}
+	next := []matrix.Result{
+		{Key: "n2", Attack: "naive", Agent: "chat", Outcome: judge.Refused, MethodSpecs: spec(2)},
+		{Key: "n9", Attack: "naive", Agent: "chat", Outcome: judge.Refused, MethodSpecs: spec(3)},
+	}
+	c := Compare(base, next)
+	if len(c.Flips) != 1 || c.Flips[0].Key != "n2" || c.OnlyBase != 2 || c.OnlyNew != 1 {
+		t.Errorf("flips %+v, only base %d, only new %d", c.Flips, c.OnlyBase, c.OnlyNew)
+	}
+	// Streamed from JSONL, the same.
+	var b1, b2 bytes.Buffer
+	for _, p := range []struct {
+		res []matrix.Result
+		buf *bytes.Buffer
+	}{{base, &b1}, {next, &b2}} {
+		w := NewJSONL(p.buf)
+		for _, r := range p.res {
+			w.Write(r)
+		}
+		w.Close()
+	}
+	cmp := NewComparer("attack", "defense")
+	if err := Scan(&b1, "base", ".jsonl", func(r *Record) error { cmp.AddBase(r); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := Scan(&b2, "new", ".jsonl", func(r *Record) error { cmp.AddNew(r); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if got := cmp.Comparison(); !reflect.DeepEqual(got.Flips, c.Flips) || got.OnlyBase != 2 || got.OnlyNew != 1 {
+		t.Errorf("streamed: %+v", got)
+	}
+}
+
+// FuzzSkipValue: skipValue accepts every JSON value encoding/json accepts,
+// and refuses what it refuses except inside strings, whose contents it
+// does not check; it never panics.
+func FuzzSkipValue(f *testing.F) {
+	for _, s := range []string{`{"a":[1,2,{"b":"c\"d"}],"e":null}`, `[true,false,-1.5e3]`, `"x\\"`, `{"a":`, `01`, `[1,]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		i := skipSpace(b, 0)
+		end, err := skipValue(b, i, 0)
+		if err == nil && end > len(b) {
+			t.Fatalf("end %d past %d", end, len(b))
+		}
+		rest := end
+		if err == nil {
+			rest = skipSpace(b, end)
+		}
+		ok := err == nil && rest == len(b)
+		if err == errTruncated && end == len(b) && i < len(b) && isNumberStart(b[i]) {
+			ok = true // a number that ends the text
+		}
+		valid := json.Valid(b)
+		if valid && !ok {
+			t.Fatalf("skipValue refused valid JSON %q: %d, %v", b, end, err)
+		}
+		if ok && !valid && !bytes.ContainsAny(b, "\\\x00\x01\x02\x03\x04\x05\x06\x07\x08\t\n\x0b\x0c\r\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f") {
+			t.Fatalf("skipValue accepted invalid JSON %q", b)
+		}
+	})
+}
