@@ -35,6 +35,14 @@ type Options struct {
 	CarrierMode string
 	Dir         string
 	Seed        int64 // drives any randomness of the methods
+
+	// AttackMethod and ChannelMethod, when set, are used instead of
+	// building the attack and the channel from their names, options and
+	// seed: a caller crafting many cells builds each method once and
+	// shares it. They must be what those names and options build. Attack
+	// and Channel still choose the delivery (none, direct or indirect).
+	AttackMethod  attack.Attack
+	ChannelMethod channel.Channel
 }
 
 // Crafted is what Craft built.
@@ -51,9 +59,12 @@ func Craft(task string, o Options) (Crafted, error) {
 	if name == "" {
 		name = "naive"
 	}
-	atk, err := attack.New(name, o.AttackKwargs, o.Seed)
-	if err != nil {
-		return Crafted{}, err
+	var err error
+	atk := o.AttackMethod
+	if atk == nil {
+		if atk, err = attack.New(name, o.AttackKwargs, o.Seed); err != nil {
+			return Crafted{}, err
+		}
 	}
 	if name == attack.None {
 		// The benign baseline: no payload, the clean carrier.
@@ -66,9 +77,11 @@ func Craft(task string, o Options) (Crafted, error) {
 	if o.Channel == "" {
 		return Crafted{Mode: Direct, Payload: payload, Delivery: atk.Inject(o.Instruction, task)}, nil
 	}
-	ch, err := channel.New(o.Channel, o.ChannelKwargs, o.Seed)
-	if err != nil {
-		return Crafted{}, err
+	ch := o.ChannelMethod
+	if ch == nil {
+		if ch, err = channel.New(o.Channel, o.ChannelKwargs, o.Seed); err != nil {
+			return Crafted{}, err
+		}
 	}
 	data := o.Data
 	if data == "" {

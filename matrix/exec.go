@@ -18,11 +18,13 @@ import (
 	"github.com/pikit-go/pikit/craft"
 	"github.com/pikit-go/pikit/defense"
 	"github.com/pikit-go/pikit/judge"
+	"github.com/pikit-go/pikit/method"
 	"github.com/pikit-go/pikit/target"
 )
 
 // env holds what the cells of one run share: targets opened once per spec,
-// and the directory for file-mode carriers.
+// methods and scenarios built once per spec, and the directory for
+// file-mode carriers.
 type env struct {
 	open    func(spec string, opts target.Options) (target.Target, error)
 	runID   string
@@ -35,24 +37,60 @@ type env struct {
 	requests  atomic.Int64
 	tokens    atomic.Int64
 
-	mu      sync.Mutex
-	targets map[string]target.Target
-	errs    map[string]error
-	dirOnce sync.Once
-	dir     string
-	dirErr  error
+	mu       sync.Mutex
+	targets  map[string]target.Target
+	errs     map[string]error
+	byConfig map[*Config]*configState
+	dirOnce  sync.Once
+	dir      string
+	dirErr   error
+
+	methodsMu sync.RWMutex
+	methods   map[methodKey]built
+}
+
+// configState is what every cell of one config shares.
+type configState struct {
+	target   target.Target
+	sinkArgs map[string]string // read-only once built
+	// temperature is what every request of the config's cells points to;
+	// targets only read it.
+	temperature float64
 }
 
 func newEnv(open func(string, target.Options) (target.Target, error), runID, workDir string) *env {
 	if open == nil {
 		open = target.Open
 	}
-	return &env{open: open, runID: runID, workDir: workDir, targets: map[string]target.Target{}, errs: map[string]error{}}
+	return &env{
+		open: open, runID: runID, workDir: workDir,
+		targets: map[string]target.Target{}, errs: map[string]error{},
+		byConfig: map[*Config]*configState{}, methods: map[methodKey]built{},
+	}
 }
 
-// target opens (once) the target a config names.
-func (e *env) target(cfg *Config) (target.Target, error) {
-	return e.openOnce(cfg.TargetSpec, cfg.TargetOpts)
+// config returns the state the cells of cfg share: its target, opened once
+// (cells of one plan share their *Config, so this skips encoding the
+// target's options for every cell), and its sink arguments.
+func (e *env) config(cfg *Config) (*configState, error) {
+	e.mu.Lock()
+	st, ok := e.byConfig[cfg]
+	e.mu.Unlock()
+	if ok {
+		return st, nil
+	}
+	t, err := e.openOnce(cfg.TargetSpec, cfg.TargetOpts)
+	if err != nil {
+		return nil, err
+	}
+	st = &configState{target: t, sinkArgs: sinkArgs(cfg.SinkArgs), temperature: cfg.Temperature}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if prev, ok := e.byConfig[cfg]; ok {
+		return prev, nil // another worker got there first
+	}
+	e.byConfig[cfg] = st
+	return st, nil
 }
 
 // judgeTarget is the target the LLM judge asks: the run's judge target
@@ -139,22 +177,23 @@ func (e *env) execute(ctx context.Context, cell Cell) (res Result, interrupted b
 		res.Timestamp = start.UTC().Format(time.RFC3339Nano)
 	}()
 
-	t, err := e.target(cfg)
+	st, err := e.config(cfg)
 	if err != nil {
 		fail(err)
 		return res, false
 	}
-	in, task, err := e.craft(cell)
+	t := st.target
+	sc, err := e.scenario(cell.Agent)
 	if err != nil {
 		fail(err)
 		return res, false
 	}
-	hooks, err := buildHooks(cell)
+	in, task, err := e.craft(cell, sc, st)
 	if err != nil {
 		fail(err)
 		return res, false
 	}
-	sc, err := agent.Lookup(cell.Agent)
+	hooks, err := e.hooks(cell)
 	if err != nil {
 		fail(err)
 		return res, false
@@ -224,17 +263,14 @@ func (e *env) execute(ctx context.Context, cell Cell) (res Result, interrupted b
 
 // craft words the payload and places it: in the user message (direct) or in
 // the scenario's taint point through the channel (indirect).
-func (e *env) craft(cell Cell) (agent.Input, judge.Task, error) {
+func (e *env) craft(cell Cell, sc *agent.Scenario, st *configState) (agent.Input, judge.Task, error) {
 	cfg := cell.Config
-	sc, err := agent.Lookup(cell.Agent)
-	if err != nil {
-		return agent.Input{}, judge.Task{}, err
-	}
 	o := craft.Options{
 		Attack: cell.Attack.Name, AttackKwargs: cell.Attack.Kwargs,
 		Channel: cell.Channel.Name, ChannelKwargs: cell.Channel.Kwargs,
 		CarrierMode: cfg.CarrierMode, Seed: cell.Seed,
 	}
+	var err error
 	if cell.Direct() {
 		o.Instruction = cfg.UserMessage
 		if o.Instruction == "" {
@@ -250,12 +286,21 @@ func (e *env) craft(cell Cell) (agent.Input, judge.Task, error) {
 			}
 		}
 	}
+	// The methods, built once per run; in the order craft.Craft would build
+	// them, so a cell fails with the error it always did.
+	if o.AttackMethod, err = e.attack(cell.Attack, cell.Seed); err != nil {
+		return agent.Input{}, judge.Task{}, err
+	}
+	if cell.Attack.Name != attack.None && !cell.Direct() {
+		if o.ChannelMethod, err = e.channel(cell.Channel, cell.Seed); err != nil {
+			return agent.Input{}, judge.Task{}, err
+		}
+	}
 	c, err := craft.Craft(cfg.Task, o)
 	if err != nil {
 		return agent.Input{}, judge.Task{}, err
 	}
-	temp := cfg.Temperature
-	in := agent.Input{MaxSteps: cfg.MaxSteps, Temperature: &temp, UserMessage: cfg.UserMessage}
+	in := agent.Input{MaxSteps: cfg.MaxSteps, Temperature: &st.temperature, UserMessage: cfg.UserMessage}
 	if cfg.SeedSet {
 		seed := cell.Seed
 		in.Seed = &seed
@@ -272,7 +317,7 @@ func (e *env) craft(cell Cell) (agent.Input, judge.Task, error) {
 	default:
 		in.Taint = map[string]string{sc.TaintPoint: c.Delivery}
 	}
-	task := judge.Task{Text: cfg.Task, Payload: c.Payload, Canary: cfg.Canary, RequireSink: cfg.RequireSink, SinkArgs: sinkArgs(cfg.SinkArgs)}
+	task := judge.Task{Text: cfg.Task, Payload: c.Payload, Canary: cfg.Canary, RequireSink: cfg.RequireSink, SinkArgs: st.sinkArgs}
 	return in, task, nil
 }
 
@@ -289,33 +334,145 @@ func (e *env) data(cfg *Config) (string, error) {
 	return s, nil
 }
 
-// buildHooks places the cell's defense: on the user message for direct
+// hooks places the cell's defense: on the user message for direct
 // injection, on tool results for indirect; a detector screens the same
 // point.
-func buildHooks(cell Cell) (agent.Hooks, error) {
-	var h agent.Hooks
+func (e *env) hooks(cell Cell) (agent.Hooks, error) {
 	name := cell.Defense.Name
 	if name == "" || name == DefaultDefense {
-		return h, nil
+		return agent.Hooks{}, nil
 	}
+	kind := kindHooksIndirect
+	if cell.Direct() {
+		kind = kindHooksDirect
+	}
+	return cached(e, kind, cell.Defense, cell.Seed, func(seed int64) (agent.Hooks, error) { return buildHooks(cell.Defense, cell.Direct(), seed) })
+}
+
+func buildHooks(spec Spec, direct bool, seed int64) (agent.Hooks, error) {
+	var h agent.Hooks
+	name := spec.Name
 	if defense.IsDetector(name) {
-		d, err := defense.NewDetector(name, cell.Defense.Kwargs, cell.Seed)
+		d, err := defense.NewDetector(name, spec.Kwargs, seed)
 		if err != nil {
 			return h, err
 		}
 		h.Detectors = []agent.NamedDetector{{Name: name, Detector: d}}
 		return h, nil
 	}
-	d, err := defense.New(name, cell.Defense.Kwargs, cell.Seed)
+	d, err := defense.New(name, spec.Kwargs, seed)
 	if err != nil {
 		return h, err
 	}
-	if cell.Direct() {
+	if direct {
 		h.User = d
 	} else {
 		h.ToolResult = d
 	}
 	return h, nil
+}
+
+// attack returns the cell's attack, as craft.Craft would build it.
+func (e *env) attack(spec Spec, seed int64) (attack.Attack, error) {
+	if spec.Name == "" {
+		spec.Name = "naive" // craft.Craft's default
+	}
+	return cached(e, kindAttack, spec, seed, func(seed int64) (attack.Attack, error) { return attack.New(spec.Name, spec.Kwargs, seed) })
+}
+
+// channel returns the cell's channel, as craft.Craft would build it.
+func (e *env) channel(spec Spec, seed int64) (channel.Channel, error) {
+	return cached(e, kindChannel, spec, seed, func(seed int64) (channel.Channel, error) { return channel.New(spec.Name, spec.Kwargs, seed) })
+}
+
+// scenario returns the named agent scenario.
+func (e *env) scenario(name string) (*agent.Scenario, error) {
+	return cached(e, kindAgent, Spec{Name: name}, 0, func(int64) (*agent.Scenario, error) { return agent.Lookup(name) })
+}
+
+// Kinds of what env.methods caches.
+const (
+	kindAttack = iota
+	kindChannel
+	kindHooksDirect
+	kindHooksIndirect
+	kindAgent
+)
+
+// methodKey identifies a method built from a spec: what it is for, its
+// name, and its options as JSON (map keys sorted, so equal options give
+// equal keys; "" for none).
+type methodKey struct {
+	kind   int
+	name   string
+	kwargs string
+}
+
+// built is a cached method, or the error building it gave. seeded marks a
+// method that depends on the cell's seed: it is built afresh for each cell.
+type built struct {
+	v      any
+	err    error
+	seeded bool
+}
+
+// cached returns what build makes of spec, building it once per run and
+// sharing it between cells. Sharing is safe because the methods are values
+// fixed when built: attacks, channels, defenses and detectors keep no state
+// between calls, and a scenario is read-only after registration. A method
+// whose description declares a "seed" option draws on the cell's seed (0
+// means the run's seed), so it is built for each cell with that seed and
+// never shared; a test checks that every other method ignores the seed.
+func cached[T any](e *env, kind int, spec Spec, seed int64, build func(seed int64) (T, error)) (T, error) {
+	key := methodKey{kind: kind, name: spec.Name}
+	if len(spec.Kwargs) > 0 {
+		b, err := json.Marshal(spec.Kwargs)
+		if err != nil {
+			return build(seed)
+		}
+		key.kwargs = string(b)
+	}
+	e.methodsMu.RLock()
+	m, ok := e.methods[key]
+	e.methodsMu.RUnlock()
+	if !ok {
+		v, err := build(seed)
+		m = built{v: v, err: err, seeded: usesSeed(kind, spec.Name)}
+		if m.seeded {
+			// Remember only that it must be built per cell.
+			m.v, m.err = nil, nil
+		}
+		e.methodsMu.Lock()
+		e.methods[key] = m // two workers may both build it: they agree
+		e.methodsMu.Unlock()
+		if m.seeded {
+			return v, err
+		}
+	}
+	if m.seeded {
+		return build(seed)
+	}
+	v, _ := m.v.(T)
+	return v, m.err
+}
+
+// usesSeed reports whether the named method takes the cell's seed: whether
+// its description declares a "seed" option.
+func usesSeed(kind int, name string) bool {
+	var info method.Info
+	switch kind {
+	case kindAttack:
+		info, _ = attack.Registry.Lookup(name)
+	case kindChannel:
+		info, _ = channel.Registry.Lookup(name)
+	case kindHooksDirect, kindHooksIndirect:
+		var ok bool
+		if info, ok = defense.Detectors.Lookup(name); !ok {
+			info, _ = defense.Registry.Lookup(name)
+		}
+	}
+	_, ok := info.Option("seed")
+	return ok
 }
 
 func sinkArgs(m map[string]any) map[string]string {
