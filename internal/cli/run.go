@@ -300,34 +300,31 @@ func (o *runOptions) execute(ctx context.Context, streams IO, src matrix.Source,
 // sent or written before it returns.
 func (o *runOptions) prepare(streams IO, src matrix.Source) (matrix.Source, *matrix.Runner, error) {
 	count := matrix.CountPlan(src)
-	if o.shardN > 0 {
-		planned := count.Cells
-		if o.DryRun && o.MaxCells > 0 && planned > o.MaxCells {
-			// Too large to split cell by cell for a preview.
-			fmt.Fprintf(streams.ErrOut, "shard %d/%d: about %d of %d cells (split exactly when it runs); the whole plan:\n", o.shardK, o.shardN, ceilDiv(planned, o.shardN), planned)
-			return nil, nil, o.dryRun(streams, src, count)
+	planned := count.Cells
+	if o.DryRun && o.shardN > 0 && o.MaxCells > 0 && planned > o.MaxCells {
+		// Too large to split cell by cell for a preview.
+		fmt.Fprintf(streams.ErrOut, "shard %d/%d: about %d of %d cells (split exactly when it runs); the whole plan:\n", o.shardK, o.shardN, ceilDiv(planned, o.shardN), planned)
+		return nil, nil, o.dryRun(streams, src, count)
+	}
+	if !o.DryRun {
+		// What is wrong with the command is said before anything is asked.
+		if err := checkOutput("--output", o.Output, o.inputs...); err != nil {
+			return nil, nil, err
 		}
-		if !o.DryRun {
-			if err := o.confirm(streams, count, o.shardN); err != nil {
-				return nil, nil, err
-			}
+		if err := o.trustCheck(src); err != nil {
+			return nil, nil, err
 		}
-		src = matrix.Filtered(src, func(c matrix.Cell) bool { return matrix.Shard(c.Key, o.shardN) == o.shardK-1 })
-		fmt.Fprintf(streams.ErrOut, "shard %d/%d: %d of %d cells\n", o.shardK, o.shardN, src.Len(), planned)
-		count = matrix.CountPlan(src)
-	} else if !o.DryRun {
-		if err := o.confirm(streams, count, 1); err != nil {
+		if err := o.confirm(streams, count, max(o.shardN, 1)); err != nil {
 			return nil, nil, err
 		}
 	}
+	if o.shardN > 0 {
+		src = matrix.Filtered(src, func(c matrix.Cell) bool { return matrix.Shard(c.Key, o.shardN) == o.shardK-1 })
+		fmt.Fprintf(streams.ErrOut, "shard %d/%d: %d of %d cells\n", o.shardK, o.shardN, src.Len(), planned)
+		count = matrix.CountPlan(src)
+	}
 	if o.DryRun {
 		return nil, nil, o.dryRun(streams, src, count)
-	}
-	if err := checkOutput("--output", o.Output, o.inputs...); err != nil {
-		return nil, nil, err
-	}
-	if err := o.trustCheck(src); err != nil {
-		return nil, nil, err
 	}
 	runner := o.runner()
 	if err := preflight(runner, src, o); err != nil {
