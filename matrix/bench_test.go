@@ -3,7 +3,6 @@ package matrix_test
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,8 +15,9 @@ import (
 )
 
 // BenchmarkRun plans and runs b.N mock cells (every attack × every defense
-// × repeats, for a direct and an indirect agent), encoding each result as a JSONL line into a
-// file in a temporary directory: the harness's own cost per cell.
+// × repeats, for a direct and an indirect agent), encoding each result as a
+// JSONL line (with Result.AppendJSON, as the JSONL writer does) into a file
+// in a temporary directory: the harness's own cost per cell.
 func BenchmarkRun(b *testing.B) {
 	for _, agent := range []string{"chat", "email"} {
 		b.Run(agent, func(b *testing.B) { benchRun(b, agent) })
@@ -44,8 +44,7 @@ func benchRun(b *testing.B, agent string) {
 	w := bufio.NewWriterSize(f, 1<<20)
 	src := limit{grid, b.N}
 	encode := func(r matrix.Result) ([]byte, error) {
-		line, err := json.Marshal(r)
-		return append(line, '\n'), err
+		return append(r.AppendJSON(nil), '\n'), nil
 	}
 	b.ReportAllocs()
 	b.ResetTimer()

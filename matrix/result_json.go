@@ -1,0 +1,504 @@
+package matrix
+
+import (
+	"encoding/json"
+	"math"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/pikit-go/pikit/agent"
+	"github.com/pikit-go/pikit/judge"
+	"github.com/pikit-go/pikit/target"
+)
+
+// AppendJSON appends the JSON encoding of r to dst and returns the extended
+// buffer. The bytes are those json.Marshal(r) gives: the same fields in the
+// same order, omitempty fields left out alike, map keys sorted, strings
+// escaped the same way (<, > and & as \u003c, \u003e and \u0026, U+2028 and
+// U+2029 escaped, invalid UTF-8 as \ufffd) and floats formatted alike. It
+// encodes by hand rather than by reflection, so a writer that reuses dst
+// encodes a typical result without allocating. Metadata and option values
+// of types it does not know are encoded by json.Marshal. Where
+// json.Marshal would fail (a NaN or infinite float, a value it cannot
+// encode, a map that contains itself), AppendJSON writes null for that
+// value instead, as JavaScript's JSON.stringify does for NaN.
+//
+// When dst lacks room for an estimate of the encoding's size, AppendJSON
+// grows it by that much first, so AppendJSON(nil) usually allocates once.
+func (r *Result) AppendJSON(dst []byte) []byte {
+	dst = slices.Grow(dst, r.sizeHint())
+	dst = append(dst, `{"key":`...)
+	dst = appendString(dst, r.Key)
+	dst = append(dst, `,"attack":`...)
+	dst = appendString(dst, r.Attack)
+	dst = append(dst, `,"defense":`...)
+	dst = appendString(dst, r.Defense)
+	dst = append(dst, `,"channel":`...)
+	dst = appendString(dst, r.Channel)
+	dst = append(dst, `,"agent":`...)
+	dst = appendString(dst, r.Agent)
+	dst = append(dst, `,"target":`...)
+	dst = appendString(dst, r.Target)
+	dst = append(dst, `,"task":`...)
+	dst = appendString(dst, r.Task)
+	dst = append(dst, `,"success":`...)
+	dst = strconv.AppendBool(dst, r.Success)
+	dst = append(dst, `,"confidence":`...)
+	dst = appendString(dst, r.Confidence)
+	dst = append(dst, `,"reason":`...)
+	dst = appendString(dst, r.Reason)
+	dst = append(dst, `,"signals":`...)
+	dst = appendStrings(dst, r.Signals)
+	dst = append(dst, `,"final_text":`...)
+	dst = appendString(dst, r.FinalText)
+	dst = append(dst, `,"sink_fired":`...)
+	dst = strconv.AppendBool(dst, r.SinkFired)
+	dst = append(dst, `,"outcome":`...)
+	dst = appendString(dst, string(r.Outcome))
+	dst = append(dst, `,"case_id":`...)
+	dst = appendString(dst, r.CaseID)
+	dst = append(dst, `,"case_description":`...)
+	dst = appendString(dst, r.CaseDescription)
+	dst = append(dst, `,"repeat_index":`...)
+	dst = strconv.AppendInt(dst, int64(r.RepeatIndex), 10)
+	dst = append(dst, `,"run_id":`...)
+	dst = appendString(dst, r.RunID)
+	dst = append(dst, `,"seed":`...)
+	dst = strconv.AppendInt(dst, r.Seed, 10)
+	dst = append(dst, `,"generation_config":`...)
+	dst = appendObject(dst, r.GenerationConfig, 0)
+	dst = append(dst, `,"method_specs":`...)
+	dst = appendSpecs(dst, r.MethodSpecs)
+	dst = append(dst, `,"evidence":`...)
+	dst = appendEvidence(dst, r.Evidence)
+	dst = append(dst, `,"trace_data":`...)
+	dst = appendTrace(dst, r.TraceData)
+	dst = append(dst, `,"metadata":`...)
+	dst = appendObject(dst, r.Metadata, 0)
+	dst = append(dst, `,"timestamp":`...)
+	dst = appendString(dst, r.Timestamp)
+	dst = append(dst, `,"latency_ms":`...)
+	dst = strconv.AppendInt(dst, r.LatencyMS, 10)
+	dst = append(dst, `,"usage":`...)
+	dst = appendUsage(dst, r.Usage)
+	if r.Error != "" {
+		dst = append(dst, `,"error":`...)
+		dst = appendString(dst, r.Error)
+	}
+	if r.Utility != nil {
+		dst = append(dst, `,"utility":`...)
+		dst = strconv.AppendBool(dst, *r.Utility)
+	}
+	return append(dst, '}')
+}
+
+// sizeHint estimates the length of r's encoding: its texts, an allowance
+// for names and punctuation, and an eighth more for escapes.
+func (r *Result) sizeHint() int {
+	n := 448 + len(r.Key) + len(r.Attack) + len(r.Defense) + len(r.Channel) + len(r.Agent) +
+		len(r.Target) + len(r.Task) + len(r.Confidence) + len(r.Reason) + len(r.FinalText) +
+		len(r.Outcome) + len(r.CaseID) + len(r.CaseDescription) + len(r.RunID) + len(r.Timestamp) + len(r.Error)
+	for _, s := range r.Signals {
+		n += 3 + len(s)
+	}
+	n += 32 * (len(r.GenerationConfig) + len(r.Metadata) + len(r.MethodSpecs))
+	for _, ev := range r.Evidence {
+		n += 48 + len(ev.Signal) + len(ev.Detail)
+	}
+	if tr := r.TraceData; tr != nil {
+		n += 144 + len(tr.Agent) + len(tr.System) + len(tr.FinalText)
+		for i := range tr.Steps {
+			s := &tr.Steps[i]
+			n += 40 + len(s.Kind) + len(s.Text) + len(s.Tool) + len(s.CallID) + len(s.Arguments) + len(s.Result) + len(s.Error)
+			for _, c := range s.ToolCalls {
+				n += 40 + len(c.ID) + len(c.Name) + len(c.Arguments)
+			}
+		}
+		for _, c := range tr.SinkCalls {
+			n += 48 + len(c.Tool) + 48*len(c.Arguments)
+		}
+		if b := tr.Blocked; b != nil {
+			n += 96 + len(b.Reason)
+		}
+	}
+	return n + n/8
+}
+
+func appendSpecs(dst []byte, m map[string]Spec) []byte {
+	if m == nil {
+		return append(dst, "null"...)
+	}
+	var arr [8]string
+	keys := arr[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	dst = append(dst, '{')
+	for i, k := range keys {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendString(dst, k)
+		s := m[k]
+		dst = append(dst, `:{"name":`...)
+		dst = appendString(dst, s.Name)
+		if len(s.Kwargs) > 0 {
+			dst = append(dst, `,"kwargs":`...)
+			dst = appendObject(dst, s.Kwargs, 1)
+		}
+		dst = append(dst, '}')
+	}
+	return append(dst, '}')
+}
+
+func appendEvidence(dst []byte, evs []judge.Evidence) []byte {
+	if evs == nil {
+		return append(dst, "null"...)
+	}
+	dst = append(dst, '[')
+	for i, ev := range evs {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"signal":`...)
+		dst = appendString(dst, ev.Signal)
+		dst = append(dst, `,"step":`...)
+		dst = strconv.AppendInt(dst, int64(ev.Step), 10)
+		if ev.Detail != "" {
+			dst = append(dst, `,"detail":`...)
+			dst = appendString(dst, ev.Detail)
+		}
+		dst = append(dst, '}')
+	}
+	return append(dst, ']')
+}
+
+func appendTrace(dst []byte, tr *agent.Trace) []byte {
+	if tr == nil {
+		return append(dst, "null"...)
+	}
+	dst = append(dst, `{"agent":`...)
+	dst = appendString(dst, tr.Agent)
+	dst = append(dst, `,"system":`...)
+	dst = appendString(dst, tr.System)
+	dst = append(dst, `,"steps":`...)
+	if tr.Steps == nil {
+		dst = append(dst, "null"...)
+	} else {
+		dst = append(dst, '[')
+		for i := range tr.Steps {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendStep(dst, &tr.Steps[i])
+		}
+		dst = append(dst, ']')
+	}
+	dst = append(dst, `,"final_text":`...)
+	dst = appendString(dst, tr.FinalText)
+	if len(tr.SinkCalls) > 0 {
+		dst = append(dst, `,"sink_calls":[`...)
+		for i, c := range tr.SinkCalls {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `{"step":`...)
+			dst = strconv.AppendInt(dst, int64(c.Step), 10)
+			dst = append(dst, `,"tool":`...)
+			dst = appendString(dst, c.Tool)
+			dst = append(dst, `,"arguments":`...)
+			dst = appendObject(dst, c.Arguments, 1)
+			dst = append(dst, '}')
+		}
+		dst = append(dst, ']')
+	}
+	dst = append(dst, `,"taint_delivered":`...)
+	dst = strconv.AppendBool(dst, tr.TaintDelivered)
+	if b := tr.Blocked; b != nil {
+		dst = append(dst, `,"blocked":{"point":`...)
+		dst = appendString(dst, b.Point)
+		dst = append(dst, `,"detector":`...)
+		dst = appendString(dst, b.Detector)
+		dst = append(dst, `,"reason":`...)
+		dst = appendString(dst, b.Reason)
+		dst = append(dst, `,"score":`...)
+		dst = appendFloat(dst, b.Score, 64)
+		dst = append(dst, `,"step":`...)
+		dst = strconv.AppendInt(dst, int64(b.Step), 10)
+		dst = append(dst, '}')
+	}
+	if tr.MaxStepsHit {
+		dst = append(dst, `,"max_steps_hit":true`...)
+	}
+	dst = append(dst, `,"model_calls":`...)
+	dst = strconv.AppendInt(dst, int64(tr.ModelCalls), 10)
+	dst = append(dst, `,"usage":`...)
+	dst = appendUsage(dst, tr.Usage)
+	return append(dst, '}')
+}
+
+func appendStep(dst []byte, s *agent.Step) []byte {
+	dst = append(dst, `{"index":`...)
+	dst = strconv.AppendInt(dst, int64(s.Index), 10)
+	dst = append(dst, `,"kind":`...)
+	dst = appendString(dst, s.Kind)
+	dst = appendOptString(dst, `,"text":`, s.Text)
+	if len(s.ToolCalls) > 0 {
+		dst = append(dst, `,"tool_calls":[`...)
+		for i, c := range s.ToolCalls {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendToolCall(dst, c)
+		}
+		dst = append(dst, ']')
+	}
+	dst = appendOptString(dst, `,"tool":`, s.Tool)
+	dst = appendOptString(dst, `,"call_id":`, s.CallID)
+	dst = appendOptString(dst, `,"arguments":`, s.Arguments)
+	dst = appendOptString(dst, `,"result":`, s.Result)
+	if s.Tainted {
+		dst = append(dst, `,"tainted":true`...)
+	}
+	if s.Sink {
+		dst = append(dst, `,"sink":true`...)
+	}
+	if s.Blocked {
+		dst = append(dst, `,"blocked":true`...)
+	}
+	dst = appendOptString(dst, `,"error":`, s.Error)
+	return append(dst, '}')
+}
+
+func appendToolCall(dst []byte, c target.ToolCall) []byte {
+	dst = append(dst, `{"id":`...)
+	dst = appendString(dst, c.ID)
+	dst = append(dst, `,"name":`...)
+	dst = appendString(dst, c.Name)
+	dst = append(dst, `,"arguments":`...)
+	dst = appendString(dst, c.Arguments)
+	return append(dst, '}')
+}
+
+func appendUsage(dst []byte, u target.Usage) []byte {
+	dst = append(dst, `{"prompt_tokens":`...)
+	dst = strconv.AppendInt(dst, int64(u.PromptTokens), 10)
+	dst = append(dst, `,"completion_tokens":`...)
+	dst = strconv.AppendInt(dst, int64(u.CompletionTokens), 10)
+	return append(dst, '}')
+}
+
+// appendOptString appends an omitempty string field: its name (with the
+// leading comma) and value, or nothing when the value is "".
+func appendOptString(dst []byte, name, s string) []byte {
+	if s == "" {
+		return dst
+	}
+	dst = append(dst, name...)
+	return appendString(dst, s)
+}
+
+func appendStrings(dst []byte, ss []string) []byte {
+	if ss == nil {
+		return append(dst, "null"...)
+	}
+	dst = append(dst, '[')
+	for i, s := range ss {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendString(dst, s)
+	}
+	return append(dst, ']')
+}
+
+// maxDepth is how deeply appendValue nests maps and slices itself; deeper
+// values go to json.Marshal, which finds a value that contains itself.
+const maxDepth = 100
+
+// appendObject appends a map with its keys sorted, as json.Marshal does;
+// nil is null. depth counts the maps and slices it is nested in.
+func appendObject(dst []byte, m map[string]any, depth int) []byte {
+	if m == nil {
+		return append(dst, "null"...)
+	}
+	if depth > maxDepth {
+		return appendMarshal(dst, m)
+	}
+	var arr [16]string // the keys of most maps, without allocating
+	keys := arr[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	dst = append(dst, '{')
+	for i, k := range keys {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendString(dst, k)
+		dst = append(dst, ':')
+		dst = appendValue(dst, m[k], depth+1)
+	}
+	return append(dst, '}')
+}
+
+// appendValue appends a value of a map[string]any or []any: the types a
+// result's maps and decoded JSON hold are encoded here, any other by
+// json.Marshal. Only the exact types match, so a named type (with its own
+// MarshalJSON, perhaps) goes to json.Marshal too.
+func appendValue(dst []byte, v any, depth int) []byte {
+	switch v := v.(type) {
+	case nil:
+		return append(dst, "null"...)
+	case string:
+		return appendString(dst, v)
+	case bool:
+		return strconv.AppendBool(dst, v)
+	case float64:
+		return appendFloat(dst, v, 64)
+	case float32:
+		return appendFloat(dst, float64(v), 32)
+	case int:
+		return strconv.AppendInt(dst, int64(v), 10)
+	case int8:
+		return strconv.AppendInt(dst, int64(v), 10)
+	case int16:
+		return strconv.AppendInt(dst, int64(v), 10)
+	case int32:
+		return strconv.AppendInt(dst, int64(v), 10)
+	case int64:
+		return strconv.AppendInt(dst, v, 10)
+	case uint:
+		return strconv.AppendUint(dst, uint64(v), 10)
+	case uint8:
+		return strconv.AppendUint(dst, uint64(v), 10)
+	case uint16:
+		return strconv.AppendUint(dst, uint64(v), 10)
+	case uint32:
+		return strconv.AppendUint(dst, uint64(v), 10)
+	case uint64:
+		return strconv.AppendUint(dst, v, 10)
+	case []string:
+		return appendStrings(dst, v)
+	case map[string]any:
+		return appendObject(dst, v, depth)
+	case []any:
+		if v == nil {
+			return append(dst, "null"...)
+		}
+		if depth > maxDepth {
+			return appendMarshal(dst, v)
+		}
+		dst = append(dst, '[')
+		for i, e := range v {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendValue(dst, e, depth+1)
+		}
+		return append(dst, ']')
+	}
+	return appendMarshal(dst, v)
+}
+
+// appendMarshal appends what json.Marshal makes of v, or null when it
+// fails.
+func appendMarshal(dst []byte, v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return append(dst, "null"...)
+	}
+	return append(dst, b...)
+}
+
+// appendFloat formats f as encoding/json does: like ES6, %f in the usual
+// range and an exponent without padding beyond it. NaN and infinities,
+// which JSON cannot hold, are null.
+func appendFloat(dst []byte, f float64, bits int) []byte {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return append(dst, "null"...)
+	}
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 {
+		if bits == 64 && (abs < 1e-6 || abs >= 1e21) || bits == 32 && (float32(abs) < 1e-6 || float32(abs) >= 1e21) {
+			format = 'e'
+		}
+	}
+	dst = strconv.AppendFloat(dst, f, format, -1, bits)
+	if format == 'e' {
+		// e-09 becomes e-9.
+		n := len(dst)
+		if n >= 4 && dst[n-4] == 'e' && dst[n-3] == '-' && dst[n-2] == '0' {
+			dst[n-2] = dst[n-1]
+			dst = dst[:n-1]
+		}
+	}
+	return dst
+}
+
+const hexDigits = "0123456789abcdef"
+
+// htmlSafe reports whether encoding/json writes the ASCII byte b as it is
+// (with HTML escaping on, as json.Marshal has it).
+func htmlSafe(b byte) bool {
+	return b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&'
+}
+
+// appendString appends s as a JSON string, escaped as json.Marshal escapes
+// it.
+func appendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		b := s[i]
+		if b < utf8.RuneSelf {
+			if htmlSafe(b) {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '\\', '"':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				// Other control bytes, and <, > and &.
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		c, size := utf8.DecodeRuneInString(s[i:])
+		if c == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		if c == '\u2028' || c == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
