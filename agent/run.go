@@ -123,7 +123,14 @@ func (tr *Trace) add(s Step) int {
 // so far together with any error (a failed model call, a cancelled context),
 // so a caller can keep what happened before the failure.
 func Run(ctx context.Context, t target.Target, sc *Scenario, in Input, h Hooks) (Trace, error) {
-	tr := Trace{Agent: sc.Name}
+	tools := sc.definitions()
+	// Room for the usual run: the user message and a reply, and with tools
+	// a call and its result before the reply.
+	size := 2
+	if len(tools) > 0 {
+		size = 4
+	}
+	tr := Trace{Agent: sc.Name, Steps: make([]Step, 0, size)}
 	maxSteps := in.MaxSteps
 	if maxSteps <= 0 {
 		maxSteps = DefaultMaxSteps
@@ -156,8 +163,7 @@ func Run(ctx context.Context, t target.Target, sc *Scenario, in Input, h Hooks) 
 	tr.add(Step{Kind: StepUser, Text: user, Tainted: in.UserTainted})
 	tr.TaintDelivered = in.UserTainted
 
-	tools := sc.definitions()
-	msgs := []target.Message{{Role: target.RoleUser, Content: user}}
+	msgs := append(make([]target.Message, 0, size), target.Message{Role: target.RoleUser, Content: user})
 
 	for {
 		if tr.ModelCalls >= maxSteps {
@@ -204,7 +210,7 @@ func (tr *Trace) callTool(sc *Scenario, call target.ToolCall, in Input, h Hooks,
 		tr.add(step)
 		return step.Result
 	}
-	args, err := call.Args()
+	args, err := callArgs(call)
 	if err == nil {
 		err = tool.check(args)
 	}
@@ -246,6 +252,15 @@ func (tr *Trace) callTool(sc *Scenario, call target.ToolCall, in Input, h Hooks,
 	}
 	tr.add(step)
 	return result
+}
+
+// callArgs decodes a call's arguments; the empty object, which models send
+// for a tool without parameters, is read without the JSON decoder.
+func callArgs(call target.ToolCall) (map[string]any, error) {
+	if call.Arguments == "{}" {
+		return map[string]any{}, nil
+	}
+	return call.Args()
 }
 
 func detect(ds []NamedDetector, text string) *Block {

@@ -497,9 +497,9 @@ func newResult(cell Cell, runID string) Result {
 	if cell.Direct() {
 		mode = "direct"
 	}
-	meta := map[string]any{"mode": mode, "judge": cfg.JudgeType}
+	meta := map[string]any{"mode": constant(mode), "judge": constant(cfg.JudgeType)}
 	if !cell.Direct() {
-		meta["carrier_mode"] = cfg.CarrierMode
+		meta["carrier_mode"] = constant(cfg.CarrierMode)
 		if cfg.DataSample != "" {
 			meta["data_sample"] = cfg.DataSample
 		}
@@ -522,4 +522,28 @@ func newResult(cell Cell, runID string) Result {
 		MethodSpecs:      map[string]Spec{"attack": cell.Attack, "defense": cell.Defense, "channel": cell.Channel},
 		Metadata:         meta,
 	}
+}
+
+// constant returns s as an interface value. For the few values every
+// result's metadata holds (modes, judge types, carrier modes) it returns a
+// constant, which costs no allocation, where converting a variable string
+// allocates for each result.
+func constant(s string) any {
+	switch s {
+	case "direct":
+		return "direct"
+	case "indirect":
+		return "indirect"
+	case "rule":
+		return "rule"
+	case "llm":
+		return "llm"
+	case "none":
+		return "none"
+	case "text":
+		return "text"
+	case "file":
+		return "file"
+	}
+	return s
 }
