@@ -1,7 +1,12 @@
 package report
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -81,16 +86,18 @@ func Compare(base, new []matrix.Result, by ...string) Comparison {
 // Cells pair up by key; failing that (the runs used different targets,
 // which are part of the key) by what the cell tried: case, agent, attack,
 // defense, channel, repeat and method options. It keeps counts per group
-// and a small record per base cell (its key, what it tried, its verdict),
+// and about 40 bytes per base cell (its key, what it tried, its verdict),
 // never the results themselves.
 type Comparer struct {
 	by        []string
 	base, new *Aggregator
 	cells     []baseCell
-	byKey     map[string]int32
+	hexKeys   map[uint64]int32 // pikit's keys: 16 hex digits
+	keys      map[string]int32 // any other key
 	byIdent   map[identity]int32
 	labels    interner
 	specs     interner
+	outcomes  interner
 	buf       []byte
 	flips     []Flip
 	onlyNew   int
@@ -98,17 +105,18 @@ type Comparer struct {
 
 // baseCell is what a Comparer keeps of a base result.
 type baseCell struct {
-	key             string
-	outcome         judge.Outcome
-	judged, success bool
-	matched         bool
+	ident   identity
+	outcome uint32 // in outcomes
+	judged  bool
+	success bool
+	matched bool
 }
 
 // identity names what a cell tried, whatever the target: its label, its
 // method options and its repeat index.
 type identity struct {
 	label, specs uint32
-	repeat       int
+	repeat       int32
 }
 
 // interner numbers strings, each kept once.
@@ -117,28 +125,61 @@ type interner struct {
 	names []string
 }
 
+// id returns the number of s, numbering it if it is new.
 func (in *interner) id(s []byte) uint32 {
 	if id, ok := in.ids[string(s)]; ok {
 		return id
 	}
+	return in.add(string(s))
+}
+
+// idString is id for a string.
+func (in *interner) idString(s string) uint32 {
+	if id, ok := in.ids[s]; ok {
+		return id
+	}
+	return in.add(s)
+}
+
+func (in *interner) add(s string) uint32 {
 	if in.ids == nil {
 		in.ids = map[string]uint32{}
 	}
 	id := uint32(len(in.names))
-	in.names = append(in.names, string(s))
-	in.ids[in.names[id]] = id
+	in.names = append(in.names, s)
+	in.ids[s] = id
 	return id
 }
 
-func (in *interner) lookup(s []byte) (uint32, bool) {
-	id, ok := in.ids[string(s)]
-	return id, ok
+// hexKey reads a key of 16 lowercase hex digits (pikit's) as a number.
+func hexKey(k string) (uint64, bool) {
+	if len(k) != 16 {
+		return 0, false
+	}
+	var v uint64
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		switch {
+		case c >= '0' && c <= '9':
+			v = v<<4 | uint64(c-'0')
+		case c >= 'a' && c <= 'f':
+			v = v<<4 | uint64(c-'a'+10)
+		default:
+			return 0, false
+		}
+	}
+	return v, true
 }
 
 // NewComparer returns a Comparer grouping by the named fields.
 func NewComparer(by ...string) *Comparer {
 	return &Comparer{by: by, base: NewAggregator(by...), new: NewAggregator(by...),
-		byKey: map[string]int32{}, byIdent: map[identity]int32{}}
+		hexKeys: map[uint64]int32{}, keys: map[string]int32{}}
+}
+
+func (c *Comparer) identity(r *Record) identity {
+	c.buf = r.appendLabel(c.buf[:0])
+	return identity{label: c.labels.id(c.buf), specs: c.specs.idString(r.MethodSpecs), repeat: int32(r.RepeatIndex)}
 }
 
 // AddBase adds a result of the base run.
@@ -146,27 +187,34 @@ func (c *Comparer) AddBase(r *Record) {
 	c.base.AddRecord(r)
 	judged, success, _ := r.counts()
 	i := int32(len(c.cells))
-	c.cells = append(c.cells, baseCell{key: r.Key, outcome: r.Outcome, judged: judged, success: success})
-	if r.Key != "" {
-		c.byKey[r.Key] = i
+	c.cells = append(c.cells, baseCell{ident: c.identity(r), outcome: c.outcomes.idString(string(r.Outcome)), judged: judged, success: success})
+	if h, ok := hexKey(r.Key); ok {
+		c.hexKeys[h] = i
+	} else if r.Key != "" {
+		c.keys[r.Key] = i
 	}
-	c.buf = r.appendLabel(c.buf[:0])
-	id := identity{label: c.labels.id(c.buf), specs: c.specs.id([]byte(r.MethodSpecs)), repeat: r.RepeatIndex}
-	c.byIdent[id] = i
 }
 
 // AddNew adds a result of the new run; call it after every AddBase.
 func (c *Comparer) AddNew(r *Record) {
 	c.new.AddRecord(r)
-	i, ok := c.byKey[r.Key]
-	if !ok || r.Key == "" {
-		ok = false
-		c.buf = r.appendLabel(c.buf[:0])
-		label, lok := c.labels.lookup(c.buf)
-		specs, sok := c.specs.lookup([]byte(r.MethodSpecs))
-		if lok && sok {
-			i, ok = c.byIdent[identity{label: label, specs: specs, repeat: r.RepeatIndex}]
+	var i int32
+	ok := false
+	if h, hex := hexKey(r.Key); hex {
+		i, ok = c.hexKeys[h]
+	} else if r.Key != "" {
+		i, ok = c.keys[r.Key]
+	}
+	if !ok {
+		// Pair by what the cell tried. The index is built the first
+		// time it is needed: runs of the same config pair by key.
+		if c.byIdent == nil {
+			c.byIdent = make(map[identity]int32, len(c.cells))
+			for j := range c.cells {
+				c.byIdent[c.cells[j].ident] = int32(j)
+			}
 		}
+		i, ok = c.byIdent[c.identity(r)]
 	}
 	if !ok || c.cells[i].matched {
 		c.onlyNew++
@@ -176,11 +224,14 @@ func (c *Comparer) AddNew(r *Record) {
 	b.matched = true
 	nj, nsucc, _ := r.counts()
 	if b.judged && nj && b.success != nsucc {
-		c.flips = append(c.flips, Flip{Key: r.Key, Label: r.label(), Base: b.outcome, New: r.Outcome, BaseSuccess: b.success, NewSuccess: nsucc})
+		c.buf = r.appendLabel(c.buf[:0])
+		c.flips = append(c.flips, Flip{Key: r.Key, Label: c.labels.names[c.labels.id(c.buf)],
+			Base: judge.Outcome(c.outcomes.names[b.outcome]), New: r.Outcome, BaseSuccess: b.success, NewSuccess: nsucc})
 	}
 }
 
-// Comparison returns the comparison of what was added.
+// Comparison returns the comparison of what was added. Its Flips are the
+// Comparer's own, sorted by label and key.
 func (c *Comparer) Comparison() Comparison {
 	bs, ns := c.base.Summary(), c.new.Summary()
 	cmp := Comparison{By: c.by, Overall: change(nil, bs.ASR, ns.ASR), OnlyNew: c.onlyNew}
@@ -207,11 +258,56 @@ func (c *Comparer) Comparison() Comparison {
 			cmp.OnlyBase++
 		}
 	}
-	cmp.Flips = append([]Flip{}, c.flips...)
-	sort.Slice(cmp.Flips, func(i, j int) bool {
-		return cmp.Flips[i].Label+cmp.Flips[i].Key < cmp.Flips[j].Label+cmp.Flips[j].Key
+	slices.SortFunc(c.flips, func(a, b Flip) int {
+		if n := strings.Compare(a.Label, b.Label); n != 0 {
+			return n
+		}
+		return strings.Compare(a.Key, b.Key)
 	})
+	if c.flips == nil {
+		c.flips = []Flip{}
+	}
+	cmp.Flips = c.flips
 	return cmp
+}
+
+// WriteJSON writes the comparison as indented JSON, one flipped cell at a
+// time: a comparison of large runs with many flips is not built whole in
+// memory a second time.
+func (c Comparison) WriteJSON(w io.Writer) error {
+	head := struct {
+		By       []string `json:"by,omitempty"`
+		Overall  Change   `json:"overall"`
+		Groups   []Change `json:"groups,omitempty"`
+		OnlyBase int      `json:"only_in_base"`
+		OnlyNew  int      `json:"only_in_new"`
+	}{c.By, c.Overall, c.Groups, c.OnlyBase, c.OnlyNew}
+	b, err := json.MarshalIndent(head, "", "  ")
+	if err != nil {
+		return err
+	}
+	// Put the flips last: replace the closing brace with the list.
+	b = bytes.TrimSuffix(bytes.TrimRight(b, "\n"), []byte("}"))
+	b = bytes.TrimRight(b, "\n ")
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.Write(b)
+	bw.WriteString(",\n  \"flips\": [")
+	for i, f := range c.Flips {
+		fb, err := json.Marshal(f)
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		bw.WriteString("\n    ")
+		bw.Write(fb)
+	}
+	if len(c.Flips) > 0 {
+		bw.WriteString("\n  ")
+	}
+	bw.WriteString("]\n}\n")
+	return bw.Flush()
 }
 
 func change(values []string, b, n Rate) Change {

@@ -108,11 +108,11 @@ func ScanFile(path string, fn func(*Record) error) error {
 
 // Scan reads results in format (".jsonl", ".json" or ".csv") from r and
 // calls fn with each one's Record, in file order; name is the file's name
-// in errors ("" for none). The Record, and the text its Result decodes, are valid only
-// during the call. Only the fields a Record holds are decoded; the rest
-// of each result (its trace, its texts) is checked for JSON structure and
-// skipped without being kept, so memory does not grow with the file. A
-// file of nothing but white space holds no results.
+// in errors ("" for none). The Record, and the text its Result decodes,
+// are valid only during the call. Only the fields a Record holds are
+// decoded; the rest of each result (its trace, its texts) is checked for
+// JSON structure and skipped without being kept, so memory does not grow
+// with the file. A file of nothing but white space holds no results.
 //
 // A file that is not results is an error wrapping ErrNotResults, naming
 // the line: every JSONL line (blank lines aside) and JSON array element
@@ -837,12 +837,7 @@ func (c *chunks) value() ([]byte, error) {
 			if c.err != nil {
 				return nil, c.err
 			}
-			if end == len(c.buf) && c.pos < len(c.buf) && isNumberStart(c.buf[c.pos]) {
-				return c.buf[c.pos:end], nil // a number that ends the file
-			}
 			return nil, errTruncated
 		}
 	}
 }
-
-func isNumberStart(c byte) bool { return c == '-' || (c >= '0' && c <= '9') }
