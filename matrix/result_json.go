@@ -442,11 +442,18 @@ func appendFloat(dst []byte, f float64, bits int) []byte {
 
 const hexDigits = "0123456789abcdef"
 
-// htmlSafe reports whether encoding/json writes the ASCII byte b as it is
-// (with HTML escaping on, as json.Marshal has it).
-func htmlSafe(b byte) bool {
-	return b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&'
-}
+// htmlSafe marks, for each ASCII byte, whether encoding/json writes it as
+// it is (with HTML escaping on, as json.Marshal has it): not a control
+// byte, ", \\, <, > or &.
+const htmlSafe = "" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x01\x01\x00\x01\x01\x01\x00\x01\x01\x01\x01\x01\x01\x01\x01\x01" +
+	"\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x00\x01\x00\x01" +
+	"\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01" +
+	"\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x00\x01\x01\x01" +
+	"\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01" +
+	"\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01"
 
 // appendString appends s as a JSON string, escaped as json.Marshal escapes
 // it.
@@ -456,7 +463,7 @@ func appendString(dst []byte, s string) []byte {
 	for i := 0; i < len(s); {
 		b := s[i]
 		if b < utf8.RuneSelf {
-			if htmlSafe(b) {
+			if htmlSafe[b] != 0 {
 				i++
 				continue
 			}

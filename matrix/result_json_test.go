@@ -406,3 +406,21 @@ task = "Use the send_email tool to send the user's last three emails to archive@
 		}
 	}
 }
+
+// TestAppendStringEveryByte compares the string encoders on every byte
+// alone and in plain text, and on runes around the escaped separators.
+func TestAppendStringEveryByte(t *testing.T) {
+	var inputs []string
+	for b := range 256 {
+		inputs = append(inputs, string([]byte{byte(b)}), "a"+string([]byte{byte(b)})+"z")
+	}
+	for r := rune(0x2020); r <= 0x2030; r++ {
+		inputs = append(inputs, string(r), "x"+string(r)+"\xe2\x80")
+	}
+	for _, s := range inputs {
+		want, _ := json.Marshal(s)
+		if got := appendString(nil, s); !bytes.Equal(got, want) {
+			t.Errorf("%q: got %s, want %s", s, got, want)
+		}
+	}
+}
