@@ -44,6 +44,10 @@ type env struct {
 	dirOnce  sync.Once
 	dir      string
 	dirErr   error
+	// fileMu serialises file-mode crafting: a channel writes its carrier
+	// under a fixed name in the run's directory and reads it back, so two
+	// cells crafting at once could each read the other's file.
+	fileMu sync.Mutex
 
 	methodsMu sync.RWMutex
 	methods   map[methodKey]built
@@ -296,7 +300,13 @@ func (e *env) craft(cell Cell, sc *agent.Scenario, st *configState) (agent.Input
 			return agent.Input{}, judge.Task{}, err
 		}
 	}
+	if o.Dir != "" {
+		e.fileMu.Lock()
+	}
 	c, err := craft.Craft(cfg.Task, o)
+	if o.Dir != "" {
+		e.fileMu.Unlock()
+	}
 	if err != nil {
 		return agent.Input{}, judge.Task{}, err
 	}

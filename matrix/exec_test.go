@@ -141,3 +141,36 @@ seed = 40`)
 		}
 	}
 }
+
+// TestFileCarriersDoNotMix runs file-mode cells concurrently: each channel
+// writes its carrier under one name in the run's directory, and every cell
+// must deliver the file it wrote, not another cell's.
+func TestFileCarriersDoNotMix(t *testing.T) {
+	cells := plan(t, `agents = ["browser", "email"]
+attacks = ["naive", "escape", "context_ignoring", "fake_completion", "combined", "prompt_leaking"]
+carrier_mode = "file"
+repeats = 8`)
+	res, err := Runner{Concurrency: 8, WorkDir: t.TempDir()}.RunAll(context.Background(), cells)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// These attacks take no seed: every repeat of a cell must deliver the
+	// same carrier.
+	delivered := map[string]string{}
+	for _, r := range res {
+		var d string
+		for _, s := range r.TraceData.Steps {
+			if s.Tainted {
+				d = s.Result
+			}
+		}
+		if d == "" {
+			t.Fatalf("%s/%s: nothing delivered", r.Agent, r.Attack)
+		}
+		id := r.Agent + "/" + r.Attack
+		if prev, ok := delivered[id]; ok && prev != d {
+			t.Fatalf("%s: repeats delivered different carriers: a cell read another cell's file", id)
+		}
+		delivered[id] = d
+	}
+}
