@@ -27,7 +27,9 @@ import (
 // When dst lacks room for an estimate of the encoding's size, AppendJSON
 // grows it by that much first, so AppendJSON(nil) usually allocates once.
 func (r *Result) AppendJSON(dst []byte) []byte {
-	dst = slices.Grow(dst, r.sizeHint())
+	if hint := r.sizeHint(); cap(dst)-len(dst) < hint {
+		dst = append(make([]byte, 0, len(dst)+hint), dst...)
+	}
 	dst = append(dst, `{"key":`...)
 	dst = appendString(dst, r.Key)
 	dst = append(dst, `,"attack":`...)
