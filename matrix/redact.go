@@ -11,64 +11,101 @@ import (
 // evidence and metadata (a judge's raw answer). A model may echo an API key
 // it was shown or tricked into revealing; results, the cache, reports and
 // traces must never carry it. Runs only when the environment holds keys.
+//
+// A result shares maps with its cell (the method options) and so with
+// every other cell of the plan, which other workers read at the same
+// time: nothing is changed in place. Whatever holds a secret is copied,
+// the copy redacted, and the result pointed at the copy.
 func redactResult(res *Result, r *target.ValueRedactor) {
 	if r.Empty() {
 		return
 	}
-	redactValue(reflect.ValueOf(res).Elem(), r)
+	v := reflect.ValueOf(res).Elem()
+	if nv, changed := redacted(v, r); changed {
+		v.Set(nv)
+	}
 }
 
-// redactValue walks v, rewriting strings in place. Maps and interfaces
-// hold unaddressable values, so their entries are copied, redacted and
-// stored back.
-func redactValue(v reflect.Value, r *target.ValueRedactor) {
+// redacted returns a redacted copy of v and true when v holds a secret,
+// else v and false. v itself is never written.
+func redacted(v reflect.Value, r *target.ValueRedactor) (reflect.Value, bool) {
 	switch v.Kind() {
 	case reflect.String:
-		if s := v.String(); r.Contains(s) && v.CanSet() {
-			v.SetString(r.Redact(s))
+		if s := v.String(); r.Contains(s) {
+			return reflect.ValueOf(r.Redact(s)).Convert(v.Type()), true
 		}
 	case reflect.Pointer:
-		if !v.IsNil() {
-			redactValue(v.Elem(), r)
+		if v.IsNil() {
+			break
+		}
+		if elem, changed := redacted(v.Elem(), r); changed {
+			p := reflect.New(v.Type().Elem())
+			p.Elem().Set(elem)
+			return p, true
 		}
 	case reflect.Struct:
+		var out reflect.Value
 		for i := 0; i < v.NumField(); i++ {
-			if f := v.Field(i); f.CanSet() {
-				redactValue(f, r)
+			if !v.Type().Field(i).IsExported() {
+				continue
+			}
+			if f, changed := redacted(v.Field(i), r); changed {
+				if !out.IsValid() {
+					out = reflect.New(v.Type()).Elem()
+					out.Set(v)
+				}
+				out.Field(i).Set(f)
 			}
 		}
-	case reflect.Slice, reflect.Array:
+		if out.IsValid() {
+			return out, true
+		}
+	case reflect.Slice:
+		var out reflect.Value
 		for i := 0; i < v.Len(); i++ {
-			redactValue(v.Index(i), r)
+			if e, changed := redacted(v.Index(i), r); changed {
+				if !out.IsValid() {
+					out = reflect.MakeSlice(v.Type(), v.Len(), v.Len())
+					reflect.Copy(out, v)
+				}
+				out.Index(i).Set(e)
+			}
+		}
+		if out.IsValid() {
+			return out, true
 		}
 	case reflect.Map:
 		// Keys too: a model names its tool arguments.
-		var keys []reflect.Value
+		changed := false
 		iter := v.MapRange()
 		for iter.Next() {
-			keys = append(keys, iter.Key())
-		}
-		for _, k := range keys {
-			val := v.MapIndex(k)
-			cp := reflect.New(val.Type()).Elem()
-			cp.Set(val)
-			redactValue(cp, r)
-			if k.Kind() == reflect.String && r.Contains(k.String()) {
-				v.SetMapIndex(k, reflect.Value{})
-				k = reflect.ValueOf(r.Redact(k.String())).Convert(k.Type())
+			_, kc := redacted(iter.Key(), r)
+			_, vc := redacted(iter.Value(), r)
+			if kc || vc {
+				changed = true
+				break
 			}
-			v.SetMapIndex(k, cp)
 		}
+		if !changed {
+			break
+		}
+		out := reflect.MakeMapWithSize(v.Type(), v.Len())
+		iter = v.MapRange()
+		for iter.Next() {
+			k, _ := redacted(iter.Key(), r)
+			e, _ := redacted(iter.Value(), r)
+			out.SetMapIndex(k, e)
+		}
+		return out, true
 	case reflect.Interface:
 		if v.IsNil() {
-			return
+			break
 		}
-		inner := v.Elem()
-		cp := reflect.New(inner.Type()).Elem()
-		cp.Set(inner)
-		redactValue(cp, r)
-		if v.CanSet() {
-			v.Set(cp)
+		if inner, changed := redacted(v.Elem(), r); changed {
+			out := reflect.New(v.Type()).Elem()
+			out.Set(inner)
+			return out, true
 		}
 	}
+	return v, false
 }

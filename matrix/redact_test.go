@@ -40,7 +40,8 @@ func TestEchoedKeyRedacted(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	cfg, err := matrix.Parse("k.toml", []byte("agents = [\"chat\", \"email\"]\nchannels = [\"\", \"email_headers\"]\njudge_type = \"llm\"\nmax_steps = 2\ntarget_spec = \"openai:m\"\n"))
+	cfg, err := matrix.Parse("k.toml", []byte("agents = [\"chat\", \"email\"]\nchannels = [\"\", \"email_headers\"]\njudge_type = \"llm\"\nmax_steps = 2\ntarget_spec = \"openai:m\"\nrepeats = 4\n"+
+		"attacks = [\"naive\"]\nattack_specs = [{ name = \"format_confusion\", kwargs = { template = \"tool\" } }]\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +54,7 @@ func TestEchoedKeyRedacted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := matrix.Runner{Concurrency: 2, Cache: cache, Open: func(spec string, opts target.Options) (target.Target, error) {
+	r := matrix.Runner{Concurrency: 4, Cache: cache, Open: func(spec string, opts target.Options) (target.Target, error) {
 		return target.Open(spec, target.Options{target.OptBaseURL: srv.URL + "/v1"})
 	}}
 	results, err := r.RunAll(context.Background(), cells)
