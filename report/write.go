@@ -139,12 +139,10 @@ func (w *jsonlWriter) Write(r matrix.Result) error {
 }
 
 // Encode returns the result's line, newline included.
+// The encoding is matrix.Result.AppendJSON: json.Marshal's bytes without
+// reflection or re-sorting maps per line.
 func (w *jsonlWriter) Encode(r matrix.Result) ([]byte, error) {
-	b, err := json.Marshal(r)
-	if err != nil {
-		return nil, err
-	}
-	return append(b, '\n'), nil
+	return append(r.AppendJSON(nil), '\n'), nil
 }
 
 // Append buffers one encoded line; the buffer is written when full, or by

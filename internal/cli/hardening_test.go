@@ -402,3 +402,25 @@ func TestGiantPlans(t *testing.T) {
 		t.Errorf("--yes: %+v", r)
 	}
 }
+
+// TestCSVRawFlag (item 3): results CSV neutralises formulas by default;
+// --csv-raw writes cells as they are, and needs a CSV output.
+func TestCSVRawFlag(t *testing.T) {
+	dir := t.TempDir()
+	task := "=HYPERLINK(\"http://evil.test\",\"x\") and reply HACKED"
+	safe, raw := filepath.Join(dir, "safe.csv"), filepath.Join(dir, "raw.csv")
+	if r := run(t, "run", "--task", task, "-o", safe); r.code != 0 {
+		t.Fatal(r)
+	}
+	if r := run(t, "run", "--task", task, "-o", raw, "--csv-raw"); r.code != 0 {
+		t.Fatal(r)
+	}
+	s, _ := os.ReadFile(safe)
+	w, _ := os.ReadFile(raw)
+	if !strings.Contains(string(s), "'=HYPERLINK") || strings.Contains(string(w), "'=HYPERLINK") || !strings.Contains(string(w), "=HYPERLINK") {
+		t.Errorf("safe:\n%s\nraw:\n%s", s, w)
+	}
+	if r := run(t, "run", "--csv-raw", "-o", filepath.Join(dir, "x.jsonl")); r.code != ExitUsage || !strings.Contains(r.err, "--csv-raw") {
+		t.Errorf("--csv-raw with JSONL: %+v", r)
+	}
+}

@@ -49,6 +49,7 @@ type runOptions struct {
 	TrustConfig    bool
 	MaxCells       int
 	Yes            bool
+	CSVRaw         bool
 
 	shardK, shardN int
 	// inputs are the files the command reads (its config or dataset):
@@ -89,6 +90,7 @@ func (o *runOptions) addFlags(cmd *cobra.Command, batch bool) {
 	f.BoolVar(&o.TrustConfig, "trust-config", false, "let the config or dataset file choose where API requests (and your API key) go: its base_url")
 	f.IntVar(&o.MaxCells, "max-cells", DefaultMaxCells, fmt.Sprintf("plans over this many cells (or %d× as many model calls to network targets) ask for --yes; 0: no limit", networkCallsPerCell))
 	f.BoolVarP(&o.Yes, "yes", "y", false, "run a plan over --max-cells without asking")
+	f.BoolVar(&o.CSVRaw, "csv-raw", false, "with --output FILE.csv, write cells as they are: no ' before a leading =, +, -, @, tab or CR (which a spreadsheet would run as a formula)")
 	if batch {
 		f.BoolVar(&o.Resume, "resume", false, "continue an interrupted run: keep the results already in the --output .jsonl, run only the missing cells")
 		f.StringVar(&o.Shard, "shard", "", "run only shard `K/N` of the cells (1 <= K <= N; auto/N takes K from JOB_COMPLETION_INDEX)")
@@ -142,6 +144,9 @@ func (o *runOptions) complete(cmd *cobra.Command) error {
 		if _, err := report.FormatOf(o.Output); err != nil {
 			return usage(err)
 		}
+	}
+	if o.CSVRaw && !strings.HasSuffix(strings.ToLower(o.Output), ".csv") {
+		return usage(errors.New("--csv-raw applies only with --output FILE.csv"))
 	}
 	if o.Resume {
 		if o.Force {
@@ -587,7 +592,7 @@ func (o *runOptions) openOutput(streams IO, src matrix.Source) (report.Writer, m
 	}
 	_, statErr := os.Stat(o.Output)
 	if !o.Resume || errors.Is(statErr, os.ErrNotExist) {
-		w, err := report.Create(o.Output, o.Force || o.Resume)
+		w, err := report.CreateWith(o.Output, o.Force || o.Resume, report.CSVOptions{Raw: o.CSVRaw})
 		if errors.Is(err, report.ErrExists) {
 			return nil, nil, usage(fmt.Errorf("%w, or --resume to continue it", err))
 		}

@@ -126,7 +126,7 @@ func runSingle(cmd *cobra.Command, streams IO, o *singleRunOptions) error {
 	}
 	var w report.Writer
 	if o.Output != "" {
-		if w, err = report.Create(o.Output, o.Force); err != nil {
+		if w, err = report.CreateWith(o.Output, o.Force, report.CSVOptions{Raw: o.CSVRaw}); err != nil {
 			if errors.Is(err, report.ErrExists) {
 				return usage(err)
 			}

@@ -36,7 +36,7 @@ func Unsafe(r rune) bool {
 	case r == 0x061c, r == 0x200e, r == 0x200f, // bidi marks
 		r >= 0x202a && r <= 0x202e, // embeddings and overrides
 		r >= 0x2066 && r <= 0x2069, // isolates
-		r == 0x2028, r == 0x2029: // line and paragraph separators
+		r == 0x2028, r == 0x2029:   // line and paragraph separators
 		return true
 	case r == utf8.RuneError:
 		return false // a real U+FFFD; invalid bytes are handled apart
