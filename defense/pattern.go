@@ -32,14 +32,12 @@ type injectionPattern struct {
 	// match; the expression anchored at its start, as run on lower-cased
 	// text and, case-insensitive, as run on ASCII text left as it is; how
 	// far a match reaches; whether the expression tests $ (so a cut must
-	// fall at a line end); the trigger words, one of which every match
-	// holds.
+	// fall at a line end).
 	cues         []cue
 	anchored     *regexp.Regexp
 	anchoredFold *regexp.Regexp
 	reach        extent
 	endLine      bool
-	anchors      []string
 }
 
 // flagAt is the combined score at which text is flagged.
@@ -64,11 +62,6 @@ func p(name string, weight float64, expr string, cues ...cue) injectionPattern {
 		anchoredFold: compileAnchored("i", expr),
 		reach:        extentOf(tree),
 		endLine:      uses(tree, syntax.OpEndLine, syntax.OpEndText),
-	}
-	for _, c := range cues {
-		if !c.near {
-			ip.anchors = append(ip.anchors, c.words...)
-		}
 	}
 	return ip
 }

@@ -591,21 +591,6 @@ func nullable(re *syntax.Regexp) bool {
 	return true // empty-width
 }
 
-// mayMatch reports whether text holds one of the anchors as a substring
-// (always true without anchors): the coarsest form of the trigger test,
-// which every match of a built-in pattern passes.
-func mayMatch(text string, anchors []string) bool {
-	if anchors == nil {
-		return true
-	}
-	for _, a := range anchors {
-		if strings.Contains(text, a) {
-			return true
-		}
-	}
-	return false
-}
-
 // compileAnchored returns expr compiled to match only at the start of its
 // input, the form matchAt runs, with flags (such as "i") added.
 func compileAnchored(flags, expr string) *regexp.Regexp {
