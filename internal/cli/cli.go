@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/pikit-go/pikit/dataset"
 	"github.com/pikit-go/pikit/internal/termsafe"
@@ -41,6 +42,25 @@ type IO struct {
 	// term is ErrOut before Run made it terminal-safe: the progress bar
 	// draws on it (its own text, with the carriage returns it needs).
 	term io.Writer
+	// rawOut is Out before Run made it terminal-safe: data for programs
+	// (CSV to a file or a pipe) goes there byte for byte; see dataOut.
+	rawOut io.Writer
+}
+
+// dataOut returns where a command writes data in a format: the raw stdout
+// for CSV that is not going to a terminal (a file or a program gets the
+// values as they are), else the terminal-safe Out.
+func (s IO) dataOut(format string) io.Writer {
+	if format == "csv" && s.rawOut != nil && !isTerminal(s.rawOut) {
+		return s.rawOut
+	}
+	return s.Out
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // usageError marks an error as bad usage or config (exit 2).
@@ -139,13 +159,17 @@ func watchSignals(sigs <-chan os.Signal, cancel func(), errOut io.Writer, exit f
 
 // Run executes one command line and returns its exit status.
 //
-// Everything a command prints passes through termsafe: model output,
-// dataset files and results files are attacker-controlled, and an escape
-// sequence in them must show as text, never act on the terminal. JSON
-// stays valid JSON with the same values.
+// Everything a command prints passes through termsafe, its errors
+// included: model output, dataset files and results files are
+// attacker-controlled, and an escape sequence in them must show as text,
+// never act on the terminal. JSON stays valid JSON with the same values.
+// CSV data not going to a terminal is the one exception (IO.dataOut).
 func Run(ctx context.Context, args []string, streams IO) int {
 	if streams.term == nil {
 		streams.term = streams.ErrOut
+	}
+	if streams.rawOut == nil {
+		streams.rawOut = streams.Out
 	}
 	out, errOut := termsafe.NewWriter(streams.Out), termsafe.NewWriter(streams.ErrOut)
 	defer out.Flush()

@@ -6,7 +6,6 @@ import (
 	"os"
 
 	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
 
 	"github.com/pikit-go/pikit/judge"
 	"github.com/pikit-go/pikit/matrix"
@@ -21,8 +20,7 @@ type progress struct {
 }
 
 func newProgress(w io.Writer, total int, quiet bool) *progress {
-	f, ok := w.(*os.File)
-	if quiet || !ok || !term.IsTerminal(int(f.Fd())) || total == 0 {
+	if quiet || !isTerminal(w) || total == 0 {
 		return &progress{}
 	}
 	_, color := os.LookupEnv("NO_COLOR")

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/pikit-go/pikit/internal/termsafe"
 	"github.com/pikit-go/pikit/report"
@@ -23,23 +22,9 @@ import (
 
 // The report, compare and gate commands print what results files hold,
 // and results files are written by attackers (payloads, model output, or
-// a hostile file passed around): every text they print goes through
-// termsafe, and so do their error messages, which quote file names and
-// file content.
-
-// safeError shows an error's text with termsafe's escapes.
-type safeError struct{ err error }
-
-func (e safeError) Error() string { return termsafe.String(e.err.Error()) }
-func (e safeError) Unwrap() error { return e.err }
-
-// safe makes err print safely on a terminal, keeping what it wraps.
-func safe(err error) error {
-	if err == nil {
-		return nil
-	}
-	return safeError{err}
-}
+// a hostile file passed around). Run makes every byte they print
+// terminal-safe; values are also escaped with termsafe.Line in tables, so
+// a newline or tab in one cannot break a row.
 
 // scanResults reads results files in order ("-" is in, read as JSONL),
 // calling fn with each result's Record; only the fields a Record holds are
@@ -81,25 +66,6 @@ func parseBy(by []string) ([]string, error) {
 		}
 	}
 	return by, nil
-}
-
-// isTerminal reports whether w is a terminal.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-// safeOut returns the writer a command prints data to: w through
-// termsafe.NewWriter (JSON passed through it stays valid JSON with the same
-// values), or w itself for CSV that is not going to a terminal, where a
-// file or a program should get the values as they are. Call the returned
-// flush when done.
-func safeOut(w io.Writer, format string) (io.Writer, func() error) {
-	if format == "csv" && !isTerminal(w) {
-		return w, func() error { return nil }
-	}
-	sw := termsafe.NewWriter(w)
-	return sw, sw.Flush
 }
 
 // writeFileAtomic writes a file through a temporary file beside it, renamed
@@ -166,7 +132,7 @@ formulas (=, +, -, @, tab, CR first) get a leading ' unless --csv-raw.`,
   pikit report results.jsonl --html report.html`,
 		Args: args(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			return safe(runReport(cmd, streams, o, a))
+			return runReport(cmd, streams, o, a)
 		},
 	}
 	f := cmd.Flags()
@@ -245,12 +211,7 @@ func runReport(cmd *cobra.Command, streams IO, o *reportOptions, files []string)
 			sums = append(sums, s)
 		}
 	}
-	out, flush := safeOut(streams.Out, o.Format)
-	err = writeSummaries(out, sums, o.Format, report.CSVOptions{Raw: o.CSVRaw})
-	if ferr := flush(); err == nil {
-		err = ferr
-	}
-	return err
+	return writeSummaries(streams.dataOut(o.Format), sums, o.Format, report.CSVOptions{Raw: o.CSVRaw})
 }
 
 // writeSummaries prints the summaries: the first in full, the others (one
@@ -318,7 +279,7 @@ Files stream; what is kept of the base run is a small record per cell.`,
 		Example: `  pikit compare before.jsonl after.jsonl --by defense`,
 		Args:    args(cobra.ExactArgs(2)),
 		RunE: func(_ *cobra.Command, a []string) error {
-			return safe(runCompare(streams, o, a))
+			return runCompare(streams, o, a)
 		},
 	}
 	cmd.Flags().StringSliceVar(&o.By, "by", nil, "group by these fields (default attack,defense)")
@@ -350,16 +311,10 @@ func runCompare(streams IO, o *compareOptions, files []string) error {
 	if err := scanResults(streams.In, files[1:], func(r *report.Record) error { c.AddNew(r); return nil }); err != nil {
 		return err
 	}
-	out, flush := safeOut(streams.Out, o.Format)
 	if o.Format == "json" {
-		err = c.Comparison().WriteJSON(out)
-	} else {
-		err = writeComparison(out, c.Comparison())
+		return c.Comparison().WriteJSON(streams.Out)
 	}
-	if ferr := flush(); err == nil {
-		err = ferr
-	}
-	return err
+	return writeComparison(streams.Out, c.Comparison())
 }
 
 // compareRate formats one side of a change: "s/n rate% (low–high)", or
@@ -434,7 +389,7 @@ overwrites) a JUnit XML report, replaced whole through a temporary file.`,
   pikit gate results.jsonl --max-asr 0.05 --by defense --strict --max-errors 0 --junit pikit.xml`,
 		Args: args(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			return safe(runGate(cmd, streams, o, a))
+			return runGate(cmd, streams, o, a)
 		},
 	}
 	f := cmd.Flags()
@@ -479,7 +434,7 @@ func runGate(cmd *cobra.Command, streams IO, o *gateOptions, files []string) err
 			return err
 		}
 	}
-	out := termsafe.NewWriter(streams.Out)
+	out := streams.Out
 	failed := 0
 	for _, c := range checks {
 		status := "ok  "
@@ -491,9 +446,6 @@ func runGate(cmd *cobra.Command, streams IO, o *gateOptions, files []string) err
 			fmt.Fprintf(out, " — %s", termsafe.Line(c.Reason))
 		}
 		fmt.Fprintln(out)
-	}
-	if err := out.Flush(); err != nil {
-		return err
 	}
 	if failed > 0 {
 		fmt.Fprintf(streams.ErrOut, "gate: %d of %d checks failed\n", failed, len(checks))

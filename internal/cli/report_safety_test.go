@@ -296,6 +296,11 @@ func TestReportTerminalSafety(t *testing.T) {
 			t.Errorf("%v: the values changed", args)
 		}
 	}
+	// CSV to a file or a pipe (not a terminal) is data: the values as
+	// they are, for the program reading it.
+	if r := run(t, "report", base, "--by", "attack", "--format", "csv"); !strings.Contains(r.out, reportHostile) {
+		t.Errorf("CSV to a pipe is not the values as they are:\n%q", r.out)
+	}
 	var c report.Comparison
 	if r := run(t, "compare", base, next, "--format", "json"); json.Unmarshal([]byte(r.out), &c) != nil || len(c.Flips) != 2 || c.Flips[0].Key != reportHostile+"0" {
 		t.Errorf("compare json flips: %+v", c.Flips)
