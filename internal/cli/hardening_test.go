@@ -316,6 +316,9 @@ func TestMergeAcrossFileSystems(t *testing.T) {
 	if len(keysOf(t, out)) != len(keysOf(t, in)) {
 		t.Error("merged results differ")
 	}
+	if info, err := os.Stat(out); err != nil || info.Mode().Perm() != 0o644 {
+		t.Errorf("merged file mode %v, want 0644 like the other outputs", info.Mode())
+	}
 	left, _ := filepath.Glob(filepath.Join(dir, ".*"))
 	if len(left) != 0 {
 		t.Errorf("temporary files left: %v", left)

@@ -4,8 +4,8 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -94,39 +94,30 @@ func runMerge(streams IO, o *mergeOptions, inputs []string) error {
 			return usage(fmt.Errorf("%s: %w (use --force to overwrite)", o.Output, report.ErrExists))
 		}
 	}
-	// The temporary file sits beside the destination, so the final rename
-	// never crosses file systems.
-	tmp, err := os.CreateTemp(filepath.Dir(o.Output), "."+filepath.Base(o.Output)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	bw := bufio.NewWriterSize(tmp, 1<<20)
 	written := map[string]bool{}
 	dups := 0
 	// Pass 2: the first good line of each key, or its first line when none
-	// is good.
-	for _, in := range inputs {
-		err := scanFile(in, func(li report.LineInfo) error {
-			if written[li.Key] || (good[li.Key] && li.Outcome == judge.RuntimeError) {
-				dups++
-				return nil
+	// is good, through a temporary file beside the destination (so the
+	// final rename never crosses file systems).
+	err := writeFileAtomic(o.Output, func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 1<<20)
+		for _, in := range inputs {
+			err := scanFile(in, func(li report.LineInfo) error {
+				if written[li.Key] || (good[li.Key] && li.Outcome == judge.RuntimeError) {
+					dups++
+					return nil
+				}
+				written[li.Key] = true
+				bw.Write(li.Line)
+				return bw.WriteByte('\n')
+			})
+			if err != nil {
+				return err
 			}
-			written[li.Key] = true
-			bw.Write(li.Line)
-			return bw.WriteByte('\n')
-		})
-		if err != nil {
-			return err
 		}
-	}
-	if err := bw.Flush(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), o.Output); err != nil {
+		return bw.Flush()
+	})
+	if err != nil {
 		return err
 	}
 	errorsLeft := len(seen) - len(good)
