@@ -18,6 +18,8 @@ type Endpoint struct {
 	// KeyEnv is the variable whose key is sent with every request, ""
 	// when none is (an offline target, or an optional key that is unset).
 	KeyEnv string
+	// BaseURLEnv is the provider's variable that moves URL ("" offline).
+	BaseURLEnv string
 }
 
 // Offline reports whether the target sends nothing over the network.
@@ -37,7 +39,7 @@ func EndpointOf(spec string, opts Options) (Endpoint, error) {
 	if p.DefaultBaseURL == "" {
 		return e, nil
 	}
-	e.URL, e.From = p.DefaultBaseURL, "default"
+	e.URL, e.From, e.BaseURLEnv = p.DefaultBaseURL, "default", p.BaseURLEnv
 	if v := strings.TrimSpace(os.Getenv(p.BaseURLEnv)); v != "" {
 		e.URL, e.From = v, p.BaseURLEnv
 	}

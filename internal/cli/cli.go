@@ -57,9 +57,10 @@ func (s IO) dataOut(format string) io.Writer {
 	return s.Out
 }
 
-// isTerminal reports whether w is a terminal.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+// isTerminal reports whether a stream (stdin, stdout or stderr) is a
+// terminal.
+func isTerminal(stream any) bool {
+	f, ok := stream.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/pikit-go/pikit/judge"
 	"github.com/pikit-go/pikit/matrix"
@@ -364,12 +363,11 @@ func (o *runOptions) confirm(streams IO, c matrix.Count, shards int) error {
 	if shards > 1 {
 		what = fmt.Sprintf("this shard (1/%d of %d cells) has %d cells", shards, c.Cells, cells)
 	}
-	f, ok := streams.In.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
+	if !isTerminal(streams.In) {
 		return usage(fmt.Errorf("%s, over --max-cells %d: pass --yes to run it (--dry-run shows it, --max-cells raises the bound)", what, limit))
 	}
 	fmt.Fprintf(streams.ErrOut, "%s (over --max-cells %d). Run it? [y/N] ", what, limit)
-	answer, _ := bufio.NewReader(f).ReadString('\n')
+	answer, _ := bufio.NewReader(streams.In).ReadString('\n')
 	if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
 		return usage(errors.New("not confirmed; nothing ran"))
 	}
@@ -422,7 +420,7 @@ func (o *runOptions) endpoints(src matrix.Source) ([]endpoint, error) {
 				e.untrusted = &matrix.Error{File: cfg.Source, Line: cfg.Line(key), Case: cfg.CaseID, Key: key,
 					Msg: fmt.Sprintf("%s comes from this file, and the run would send it your %s; "+
 						"pikit sends a key only where you chose: pass --base-url, or set %s, or add --trust-config if you trust this file",
-						te.URL, te.KeyEnv, providerBaseURLEnv(cfg.TargetSpec))}
+						te.URL, te.KeyEnv, te.BaseURLEnv)}
 			}
 		}
 		add(e)
@@ -443,16 +441,6 @@ func (o *runOptions) endpoints(src matrix.Source) ([]endpoint, error) {
 		add(endpoint{Endpoint: je, role: "judge"})
 	}
 	return out, nil
-}
-
-func providerBaseURLEnv(spec string) string {
-	name, _, _ := target.ParseSpec(spec)
-	for _, p := range target.Providers() {
-		if p.Name == name && p.BaseURLEnv != "" {
-			return p.BaseURLEnv
-		}
-	}
-	return "the provider's base URL variable"
 }
 
 // trustCheck refuses a run that would send an API key to a base URL a
