@@ -53,21 +53,6 @@ func EndpointOf(spec string, opts Options) (Endpoint, error) {
 	return e, nil
 }
 
-// SendsKey reports whether opening spec would send an API key from the
-// environment: its provider needs one, or takes an optional one that is
-// set.
-func SendsKey(spec string) bool {
-	name, _, err := ParseSpec(spec)
-	if err != nil {
-		return false
-	}
-	p := provider(name)
-	if p.KeyEnv == "" {
-		return false
-	}
-	return !p.KeyOptional || strings.TrimSpace(os.Getenv(p.KeyEnv)) != ""
-}
-
 // EnvSecrets returns the API keys set in the environment for every
 // registered provider (a .env file loaded by LoadDotEnv included): the
 // values pikit must never write, even when a model echoes one back.

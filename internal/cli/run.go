@@ -416,7 +416,7 @@ func (o *runOptions) endpoints(src matrix.Source) ([]endpoint, error) {
 			if line := cfg.Line(key); line > 0 {
 				e.From += fmt.Sprintf(":%d", line)
 			}
-			if !o.TrustConfig && target.SendsKey(cfg.TargetSpec) {
+			if !o.TrustConfig && te.KeyEnv != "" { // a key would go there
 				e.untrusted = &matrix.Error{File: cfg.Source, Line: cfg.Line(key), Case: cfg.CaseID, Key: key,
 					Msg: fmt.Sprintf("%s comes from this file, and the run would send it your %s; "+
 						"pikit sends a key only where you chose: pass --base-url, or set %s, or add --trust-config if you trust this file",
