@@ -132,11 +132,7 @@ func appendSpecs(dst []byte, m map[string]Spec) []byte {
 		return append(dst, "null"...)
 	}
 	var arr [8]string
-	keys := arr[:0]
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	keys := sortedKeysInto(arr[:0], m)
 	dst = append(dst, '{')
 	for i, k := range keys {
 		if i > 0 {
@@ -330,11 +326,7 @@ func appendObject(dst []byte, m map[string]any, depth int) []byte {
 		return appendMarshal(dst, m)
 	}
 	var arr [16]string // the keys of most maps, without allocating
-	keys := arr[:0]
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	keys := sortedKeysInto(arr[:0], m)
 	dst = append(dst, '{')
 	for i, k := range keys {
 		if i > 0 {
@@ -510,4 +502,14 @@ func appendString(dst []byte, s string) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// sortedKeysInto appends m's keys to keys, sorted as encoding/json orders
+// them; given a stack array's slice, a small map's keys cost no allocation.
+func sortedKeysInto[V any](keys []string, m map[string]V) []string {
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
