@@ -60,6 +60,24 @@ type Config struct {
 	// under attack.
 	Expected string `json:"expected,omitempty"`
 
+	// Runtime, RuntimeOptions and Fixture choose an agent runtime that
+	// runs each cell instead of pikit's own tool loop (the Python pikit's
+	// keys runtime, runtime_options and fixture); "" for none.
+	Runtime        string         `json:"runtime,omitempty"`
+	RuntimeOptions map[string]any `json:"runtime_options,omitempty"`
+	Fixture        string         `json:"fixture,omitempty"`
+	// Sections holds the tables of the sections that the drivers of
+	// external agents read ([proxy] for pikit proxy, [mcp] for pikit mcp),
+	// as decoded; each driver validates its own. Their lines are found
+	// with Line ("proxy.taint.0.tool").
+	Sections map[string]map[string]any `json:"sections,omitempty"`
+	// Driven, when set, names the external agent that a Driver runs each
+	// cell with ("proxy", "runtime:command"): the plan then has that one
+	// agent, takes the channels as given (channel "" is the payload alone
+	// in a tool result, not direct injection), and ignores agents. The
+	// commands that drive agents set it; no file does.
+	Driven string `json:"-"`
+
 	// CaseID and CaseDescription tag the results of a dataset case; the
 	// case id is part of every cell key.
 	CaseID          string `json:"-"`

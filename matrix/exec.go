@@ -27,6 +27,7 @@ import (
 // file-mode carriers.
 type env struct {
 	open    func(spec string, opts target.Options) (target.Target, error)
+	driver  Driver
 	runID   string
 	workDir string
 
@@ -187,21 +188,6 @@ func (e *env) execute(ctx context.Context, cell Cell) (res Result, interrupted b
 		return res, false
 	}
 	t := st.target
-	sc, err := e.scenario(cell.Agent)
-	if err != nil {
-		fail(err)
-		return res, false
-	}
-	in, task, err := e.craft(cell, sc, st)
-	if err != nil {
-		fail(err)
-		return res, false
-	}
-	hooks, err := e.hooks(cell)
-	if err != nil {
-		fail(err)
-		return res, false
-	}
 	var hits atomic.Int64
 	if e.cache != nil {
 		ctx = target.WithCacheHits(target.WithCacheSalt(ctx, fmt.Sprintf("repeat %d", cell.Repeat)), &hits)
@@ -212,7 +198,11 @@ func (e *env) execute(ctx context.Context, cell Cell) (res Result, interrupted b
 			}
 		}()
 	}
-	tr, err := agent.Run(ctx, t, sc, in, hooks)
+	tr, task, err := e.run(ctx, cell, st)
+	if errors.Is(err, errSetup) {
+		fail(errors.Unwrap(err))
+		return res, false
+	}
 	res.TraceData = &tr
 	res.FinalText = tr.FinalText
 	res.SinkFired = len(tr.SinkCalls) > 0
@@ -265,48 +255,42 @@ func (e *env) execute(ctx context.Context, cell Cell) (res Result, interrupted b
 	return res, false
 }
 
+// errSetup marks an error of a cell before its agent ran.
+var errSetup = errors.New("setup")
+
+type setupError struct{ err error }
+
+func (s setupError) Error() string        { return s.err.Error() }
+func (s setupError) Unwrap() error        { return s.err }
+func (s setupError) Is(target error) bool { return target == errSetup }
+
+// run crafts the cell and runs its agent: pikit's own loop over the cell's
+// scenario, or the run's Driver.
+func (e *env) run(ctx context.Context, cell Cell, st *configState) (agent.Trace, judge.Task, error) {
+	if e.driver != nil {
+		return e.drive(ctx, cell, st)
+	}
+	sc, err := e.scenario(cell.Agent)
+	if err != nil {
+		return agent.Trace{}, judge.Task{}, setupError{err}
+	}
+	in, task, err := e.craft(cell, sc, st)
+	if err != nil {
+		return agent.Trace{}, judge.Task{}, setupError{err}
+	}
+	hooks, err := e.hooks(cell)
+	if err != nil {
+		return agent.Trace{}, judge.Task{}, setupError{err}
+	}
+	tr, err := agent.Run(ctx, st.target, sc, in, hooks)
+	return tr, task, err
+}
+
 // craft words the payload and places it: in the user message (direct) or in
 // the scenario's taint point through the channel (indirect).
 func (e *env) craft(cell Cell, sc *agent.Scenario, st *configState) (agent.Input, judge.Task, error) {
 	cfg := cell.Config
-	o := craft.Options{
-		Attack: cell.Attack.Name, AttackKwargs: cell.Attack.Kwargs,
-		Channel: cell.Channel.Name, ChannelKwargs: cell.Channel.Kwargs,
-		CarrierMode: cfg.CarrierMode, Seed: cell.Seed,
-	}
-	var err error
-	if cell.Direct() {
-		o.Instruction = cfg.UserMessage
-		if o.Instruction == "" {
-			o.Instruction = sc.UserMessage
-		}
-	} else {
-		if o.Data, err = e.data(cfg); err != nil {
-			return agent.Input{}, judge.Task{}, err
-		}
-		if cfg.CarrierMode == "file" {
-			if o.Dir, err = e.carrierDir(); err != nil {
-				return agent.Input{}, judge.Task{}, fmt.Errorf("carrier directory: %w", err)
-			}
-		}
-	}
-	// The methods, built once per run; in the order craft.Craft would build
-	// them, so a cell fails with the error it always did.
-	if o.AttackMethod, err = e.attack(cell.Attack, cell.Seed); err != nil {
-		return agent.Input{}, judge.Task{}, err
-	}
-	if cell.Attack.Name != attack.None && !cell.Direct() {
-		if o.ChannelMethod, err = e.channel(cell.Channel, cell.Seed); err != nil {
-			return agent.Input{}, judge.Task{}, err
-		}
-	}
-	if o.Dir != "" {
-		e.fileMu.Lock()
-	}
-	c, err := craft.Craft(cfg.Task, o)
-	if o.Dir != "" {
-		e.fileMu.Unlock()
-	}
+	c, o, err := e.crafted(cell, sc)
 	if err != nil {
 		return agent.Input{}, judge.Task{}, err
 	}
@@ -327,8 +311,97 @@ func (e *env) craft(cell Cell, sc *agent.Scenario, st *configState) (agent.Input
 	default:
 		in.Taint = map[string]string{sc.TaintPoint: c.Delivery}
 	}
-	task := judge.Task{Text: cfg.Task, Payload: c.Payload, Canary: cfg.Canary, RequireSink: cfg.RequireSink, SinkArgs: st.sinkArgs}
-	return in, task, nil
+	return in, e.task(cell, c, st), nil
+}
+
+func (e *env) task(cell Cell, c craft.Crafted, st *configState) judge.Task {
+	cfg := cell.Config
+	return judge.Task{Text: cfg.Task, Payload: c.Payload, Canary: cfg.Canary, RequireSink: cfg.RequireSink, SinkArgs: st.sinkArgs}
+}
+
+// crafted runs task → attack → channel for a cell, with the run's shared
+// methods; sc may be nil (a driven cell).
+func (e *env) crafted(cell Cell, sc *agent.Scenario) (craft.Crafted, craft.Options, error) {
+	cfg := cell.Config
+	o := craft.Options{
+		Attack: cell.Attack.Name, AttackKwargs: cell.Attack.Kwargs,
+		Channel: cell.Channel.Name, ChannelKwargs: cell.Channel.Kwargs,
+		CarrierMode: cfg.CarrierMode, Seed: cell.Seed,
+	}
+	var err error
+	if cell.Direct() {
+		o.Instruction = cfg.UserMessage
+		if o.Instruction == "" && sc != nil {
+			o.Instruction = sc.UserMessage
+		}
+	} else if cell.Channel.Name != DirectChannel {
+		if o.Data, err = e.data(cfg); err != nil {
+			return craft.Crafted{}, o, err
+		}
+		if cfg.CarrierMode == "file" {
+			if o.Dir, err = e.carrierDir(); err != nil {
+				return craft.Crafted{}, o, fmt.Errorf("carrier directory: %w", err)
+			}
+		}
+	}
+	// The methods, built once per run; in the order craft.Craft would build
+	// them, so a cell fails with the error it always did.
+	if o.AttackMethod, err = e.attack(cell.Attack, cell.Seed); err != nil {
+		return craft.Crafted{}, o, err
+	}
+	if cell.Attack.Name != attack.None && cell.Channel.Name != DirectChannel {
+		if o.ChannelMethod, err = e.channel(cell.Channel, cell.Seed); err != nil {
+			return craft.Crafted{}, o, err
+		}
+	}
+	if o.Dir != "" {
+		e.fileMu.Lock()
+	}
+	c, err := craft.Craft(cfg.Task, o)
+	if o.Dir != "" {
+		e.fileMu.Unlock()
+	}
+	return c, o, err
+}
+
+// drive runs a cell with the run's Driver: the payload crafted as for any
+// cell, the agent the driver's.
+func (e *env) drive(ctx context.Context, cell Cell, st *configState) (agent.Trace, judge.Task, error) {
+	var sc *agent.Scenario
+	if cell.Config.Driven == "" {
+		var err error
+		if sc, err = e.scenario(cell.Agent); err != nil {
+			return agent.Trace{}, judge.Task{}, setupError{err}
+		}
+	}
+	c, o, err := e.crafted(cell, sc)
+	if err != nil {
+		return agent.Trace{}, judge.Task{}, setupError{err}
+	}
+	hooks, err := e.hooks(cell)
+	if err != nil {
+		return agent.Trace{}, judge.Task{}, setupError{err}
+	}
+	d := Drive{
+		Cell: cell, Target: st.target, Scenario: sc, Hooks: hooks,
+		Benign: cell.Attack.Name == attack.None, Payload: c.Payload, Delivery: c.Delivery, Path: c.Path,
+		Channel: o.ChannelMethod, Instruction: cell.Config.UserMessage,
+		Spend: func(requests, tokens int64) {
+			e.requests.Add(requests)
+			e.tokens.Add(tokens)
+		},
+	}
+	if d.Benign {
+		d.Payload, d.Delivery = "", ""
+	} else if cell.Channel.Name == DirectChannel {
+		d.Delivery = c.Payload // the payload alone, not appended to a request
+	}
+	if d.Instruction == "" && sc != nil {
+		d.Instruction = sc.UserMessage
+	}
+	task := e.task(cell, c, st)
+	tr, err := e.driver.Drive(ctx, d)
+	return tr, task, err
 }
 
 // data picks the clean carrier of an indirect cell: the config's

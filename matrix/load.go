@@ -27,8 +27,12 @@ var flatKeys = []string{
 	"channels", "channel", "channel_specs", "agents", "agent", "task", "canary", "marker",
 	"require_sink", "sink_args", "target_spec", "judge_type", "user_message", "data_sample",
 	"max_steps", "carrier_mode", "temperature", "repeats", "target_options", "seed",
-	"expected", "utility_canary",
+	"expected", "utility_canary", "runtime", "runtime_options", "fixture",
 }
+
+// SectionNames are the tables a config may hold for the drivers of
+// external agents, kept whole in Config.Sections.
+var SectionNames = []string{"proxy", "mcp"}
 
 var judgeKeys = []string{"type", "canary", "marker", "require_sink", "sink_args"}
 
@@ -120,6 +124,17 @@ func DecodeTable(file string, table map[string]any, lines func(path string) int,
 			if _, ok := table[k].(map[string]any); !ok {
 				d.errorf(join(prefix, k), "want a table ([%s]), got %s", k, method.Describe(table[k]))
 			}
+		case slices.Contains(SectionNames, k):
+			m, ok := table[k].(map[string]any)
+			if !ok {
+				d.errorf(join(prefix, k), "want a table ([%s]), got %s", k, method.Describe(table[k]))
+				continue
+			}
+			if d.cfg.Sections == nil {
+				d.cfg.Sections = map[string]map[string]any{}
+			}
+			d.cfg.Sections[k] = m
+			d.paths[k] = join(prefix, k)
 		case k == "target":
 			if _, ok := table[k].(map[string]any); !ok {
 				d.errorf(join(prefix, k), "want a table ([target] with spec = \"...\"), got %s; use target_spec for a spec string", method.Describe(table[k]))
@@ -270,6 +285,12 @@ func (d *decoder) flat(prefix string, m map[string]any, rename map[string]string
 			d.cfg.Seed, d.cfg.SeedSet = int64(d.int(path, v)), true
 		case "expected", "utility_canary":
 			d.cfg.Expected = d.string(path, v)
+		case "runtime":
+			d.cfg.Runtime = d.string(path, v)
+		case "runtime_options":
+			d.cfg.RuntimeOptions = d.table(path, v)
+		case "fixture":
+			d.cfg.Fixture = d.string(path, v)
 		default:
 			delete(d.paths, field)
 			d.errorf(path, "unknown key%s; valid keys: %s", suggest.Hint(k, flatKeys), strings.Join(flatKeys, ", "))

@@ -31,7 +31,11 @@ type Cell struct {
 }
 
 // Direct reports whether the cell delivers the payload in the user message.
-func (c Cell) Direct() bool { return c.Channel.Name == DirectChannel }
+// The cells of a driven config (Config.Driven) are never direct: their
+// payload always reaches the agent in a tool result.
+func (c Cell) Direct() bool {
+	return c.Channel.Name == DirectChannel && (c.Config == nil || c.Config.Driven == "")
+}
 
 // Plan validates cfg and expands it into cells: agent × attack × defense ×
 // channel × repeat, in that nesting order. A direct-only agent (chat) takes
@@ -101,6 +105,20 @@ func Expand(cfg Config) (*Grid, error) {
 	g.defenses = entries(axis(c.Defenses, c.defensesSet || len(c.DefenseSpecs) == 0, c.DefenseSpecs, defense.AllNames))
 	channels := axis(c.Channels, c.channelsSet || len(c.ChannelSpecs) == 0, c.ChannelSpecs, channel.Names)
 	agents := expand(c.Agents, agent.Names)
+	if c.Driven != "" {
+		// One external agent, whatever agents says; every channel as given.
+		agents = nil
+		var chans []Spec
+		for _, ch := range channels {
+			chans = appendUnique(chans, ch)
+		}
+		size, ok := product(len(g.attacks), len(g.defenses), len(chans), g.repeats)
+		if !ok {
+			return nil, &Error{File: c.Source, Line: c.Line("repeats"), Key: "repeats", Msg: fmt.Sprintf("the plan has more than %d cells; lower repeats or the axes", MaxPlanCells)}
+		}
+		g.blocks = []block{{agent: c.Driven, channels: entries(chans), size: size}}
+		g.total = size
+	}
 	seen := map[string]bool{}
 	for _, ag := range agents {
 		if seen[ag] {
@@ -284,8 +302,16 @@ func configKey(cfg *Config) []byte {
 		CarrierMode string         `json:"carrier_mode"`
 		Temperature float64        `json:"temperature"`
 		Expected    string         `json:"expected,omitempty"`
+		// What drives external agents; omitted when unset, so the keys of
+		// plain configs do not change.
+		Driven         string                    `json:"driven,omitempty"`
+		Runtime        string                    `json:"runtime,omitempty"`
+		RuntimeOptions map[string]any            `json:"runtime_options,omitempty"`
+		Fixture        string                    `json:"fixture,omitempty"`
+		Sections       map[string]map[string]any `json:"sections,omitempty"`
 	}{cfg.CaseID, cfg.SeedSet, cfg.Task, cfg.Canary, cfg.RequireSink, cfg.SinkArgs, cfg.TargetSpec, cfg.TargetOpts,
-		cfg.JudgeType, cfg.UserMessage, cfg.DataSample, cfg.MaxSteps, cfg.CarrierMode, cfg.Temperature, cfg.Expected}
+		cfg.JudgeType, cfg.UserMessage, cfg.DataSample, cfg.MaxSteps, cfg.CarrierMode, cfg.Temperature, cfg.Expected,
+		cfg.Driven, cfg.Runtime, cfg.RuntimeOptions, cfg.Fixture, cfg.Sections}
 	b, err := json.Marshal(material)
 	if err != nil {
 		// Only unsupported option values (validated away) can fail here.
