@@ -8,11 +8,13 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/pikit-go/pikit/judge"
 	"github.com/pikit-go/pikit/matrix"
@@ -51,6 +53,9 @@ type runOptions struct {
 	CSVRaw         bool
 
 	shardK, shardN int
+	// driver, when set, runs each cell's agent (pikit proxy, pikit mcp);
+	// a config's runtime key chooses one in prepare otherwise.
+	driver matrix.Driver
 	// inputs are the files the command reads (its config or dataset):
 	// --output may not be one of them.
 	inputs []string
@@ -66,8 +71,18 @@ const networkCallsPerCell = 10
 // addFlags adds the flags every command that runs cells takes; batch adds
 // those of the commands that run whole plans into a results file
 // (--resume, --shard, the progress bar's --quiet).
-func (o *runOptions) addFlags(cmd *cobra.Command, batch bool) {
-	f := cmd.Flags()
+//
+// skip names flags a command leaves out because they would do nothing
+// there (a command shows only flags that work).
+func (o *runOptions) addFlags(cmd *cobra.Command, batch bool, skip ...string) {
+	f := pflag.NewFlagSet(cmd.Name(), pflag.ContinueOnError)
+	defer func() {
+		f.VisitAll(func(fl *pflag.Flag) {
+			if !slices.Contains(skip, fl.Name) {
+				cmd.Flags().AddFlag(fl)
+			}
+		})
+	}()
 	f.StringVar(&o.Target, "target", "", "target spec for every cell, e.g. mock or openai:gpt-4o-mini (default: the config's)")
 	f.StringVar(&o.Judge, "judge", "", "judge: rule, llm or none (default: the config's)")
 	f.Float64Var(&o.Temperature, "temperature", 0, "sampling temperature, 0 to 2 (default: the config's)")
@@ -334,6 +349,13 @@ func (o *runOptions) prepare(streams IO, src matrix.Source) (matrix.Source, *mat
 	if err := preflight(runner, src, o); err != nil {
 		return nil, nil, err
 	}
+	if runner.Driver == nil {
+		d, err := runtimeDriver(streams, src, o)
+		if err != nil {
+			return nil, nil, usage(err)
+		}
+		runner.Driver = d
+	}
 	if o.Cache != "" {
 		c, err := target.OpenCache(o.Cache)
 		if err != nil {
@@ -520,7 +542,7 @@ func (o *runOptions) runner() matrix.Runner {
 		}
 		return target.OpenWith(spec, opts, policy, limiter)
 	}
-	r := matrix.Runner{Concurrency: o.Concurrency, MaxRequests: o.MaxRequests, MaxTokens: o.MaxTokens}
+	r := matrix.Runner{Concurrency: o.Concurrency, MaxRequests: o.MaxRequests, MaxTokens: o.MaxTokens, Driver: o.driver}
 	r.Open = func(spec string, opts target.Options) (target.Target, error) {
 		if o.BaseURL != "" && spec != o.JudgeTarget {
 			opts = withOption(opts, target.OptBaseURL, o.BaseURL)
