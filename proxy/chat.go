@@ -1,0 +1,232 @@
+package proxy
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+	"time"
+
+	"github.com/pikit-go/pikit/target"
+)
+
+// chatFormat is OpenAI Chat Completions (POST …/chat/completions), which
+// most OpenAI-compatible servers also speak.
+type chatFormat struct{}
+
+func (chatFormat) name() string { return "openai_chat" }
+
+func (chatFormat) parseRequest(body map[string]any) request {
+	req := request{calls: map[string]target.ToolCall{}, model: str(body, "model")}
+	req.stream, _ = body["stream"].(bool)
+	for _, it := range list(body, "messages") {
+		m, ok := it.(map[string]any)
+		if !ok {
+			continue
+		}
+		switch str(m, "role") {
+		case "user":
+			if req.user == "" {
+				req.user = text(m["content"])
+			}
+		case "assistant":
+			for _, c := range list(m, "tool_calls") {
+				cm, _ := c.(map[string]any)
+				fn := obj(cm, "function")
+				if id := str(cm, "id"); id != "" {
+					req.calls[id] = target.ToolCall{ID: id, Name: str(fn, "name"), Arguments: rawArgs(fn["arguments"])}
+				}
+			}
+		case "tool":
+			id := str(m, "tool_call_id")
+			req.results = append(req.results, toolResult{
+				callID: id, name: req.calls[id].Name, text: text(m["content"]),
+				set: func(s string) { m["content"] = s },
+			})
+		}
+	}
+	return req
+}
+
+func (chatFormat) parseResponse(body []byte) reply {
+	m, err := decode(body)
+	if err != nil {
+		return reply{err: fmt.Sprintf("malformed answer: %v", err)}
+	}
+	if e := obj(m, "error"); e != nil {
+		return reply{err: str(e, "message")}
+	}
+	var r reply
+	if ch := list(m, "choices"); len(ch) > 0 {
+		c, _ := ch[0].(map[string]any)
+		msg := obj(c, "message")
+		r.text = text(msg["content"])
+		for _, tc := range list(msg, "tool_calls") {
+			cm, _ := tc.(map[string]any)
+			fn := obj(cm, "function")
+			r.calls = append(r.calls, target.ToolCall{ID: str(cm, "id"), Name: str(fn, "name"), Arguments: rawArgs(fn["arguments"])})
+		}
+	}
+	u := obj(m, "usage")
+	r.usage = target.Usage{PromptTokens: num(u, "prompt_tokens"), CompletionTokens: num(u, "completion_tokens")}
+	return r
+}
+
+func (chatFormat) newStream() streamReader { return &chatStream{calls: map[int]*target.ToolCall{}} }
+
+// chatStream assembles a streamed chat completion: text deltas, and tool
+// calls whose id and name come first and whose arguments come in pieces,
+// each under its index.
+type chatStream struct {
+	text  []byte
+	calls map[int]*target.ToolCall
+	usage target.Usage
+	err   string
+}
+
+func (s *chatStream) event(_ string, data []byte) {
+	if string(data) == "[DONE]" {
+		return
+	}
+	m, err := decode(data)
+	if err != nil {
+		s.err = fmt.Sprintf("malformed stream event: %v", err)
+		return
+	}
+	if e := obj(m, "error"); e != nil {
+		s.err = str(e, "message")
+		return
+	}
+	if u := obj(m, "usage"); u != nil {
+		s.usage = target.Usage{PromptTokens: num(u, "prompt_tokens"), CompletionTokens: num(u, "completion_tokens")}
+	}
+	for _, it := range list(m, "choices") {
+		c, _ := it.(map[string]any)
+		d := obj(c, "delta")
+		if t, ok := d["content"].(string); ok && len(s.text) < maxEventBytes {
+			s.text = append(s.text, t...)
+		}
+		for _, tc := range list(d, "tool_calls") {
+			cm, _ := tc.(map[string]any)
+			i := num(cm, "index")
+			call := s.calls[i]
+			if call == nil {
+				if len(s.calls) >= 1024 {
+					continue
+				}
+				call = &target.ToolCall{}
+				s.calls[i] = call
+			}
+			if id := str(cm, "id"); id != "" {
+				call.ID = id
+			}
+			fn := obj(cm, "function")
+			if n := str(fn, "name"); n != "" {
+				call.Name += n
+			}
+			if a, ok := fn["arguments"].(string); ok && len(call.Arguments) < maxEventBytes {
+				call.Arguments += a
+			}
+		}
+	}
+}
+
+func (s *chatStream) reply() reply {
+	r := reply{text: string(s.text), usage: s.usage, err: s.err}
+	idx := make([]int, 0, len(s.calls))
+	for i := range s.calls {
+		idx = append(idx, i)
+	}
+	sort.Ints(idx)
+	for _, i := range idx {
+		r.calls = append(r.calls, *s.calls[i])
+	}
+	return r
+}
+
+func (chatFormat) toRequest(body map[string]any) target.Request {
+	var req target.Request
+	if t, ok := body["temperature"].(json.Number); ok {
+		if f, err := t.Float64(); err == nil {
+			req.Temperature = &f
+		}
+	}
+	for _, it := range list(body, "tools") {
+		t, _ := it.(map[string]any)
+		fn := obj(t, "function")
+		if fn == nil {
+			continue
+		}
+		req.Tools = append(req.Tools, target.Tool{Name: str(fn, "name"), Description: str(fn, "description"), Parameters: schema(fn["parameters"])})
+	}
+	for _, it := range list(body, "messages") {
+		m, _ := it.(map[string]any)
+		switch role := str(m, "role"); role {
+		case "system", "developer":
+			if req.System != "" {
+				req.System += "\n\n"
+			}
+			req.System += text(m["content"])
+		case "user":
+			req.Messages = append(req.Messages, target.Message{Role: target.RoleUser, Content: text(m["content"])})
+		case "assistant":
+			msg := target.Message{Role: target.RoleAssistant, Content: text(m["content"])}
+			for _, tc := range list(m, "tool_calls") {
+				cm, _ := tc.(map[string]any)
+				fn := obj(cm, "function")
+				msg.ToolCalls = append(msg.ToolCalls, target.ToolCall{ID: str(cm, "id"), Name: str(fn, "name"), Arguments: rawArgs(fn["arguments"])})
+			}
+			req.Messages = append(req.Messages, msg)
+		case "tool":
+			req.Messages = append(req.Messages, target.Message{Role: target.RoleTool, ToolCallID: str(m, "tool_call_id"), Content: text(m["content"])})
+		}
+	}
+	return req
+}
+
+func (chatFormat) writeResponse(w http.ResponseWriter, resp target.Response, model string, stream bool) {
+	id := fmt.Sprintf("chatcmpl-pikit-%d", time.Now().UnixNano())
+	created := time.Now().Unix()
+	finish := "stop"
+	calls := make([]map[string]any, len(resp.ToolCalls))
+	for i, c := range resp.ToolCalls {
+		calls[i] = map[string]any{"id": c.ID, "type": "function", "function": map[string]any{"name": c.Name, "arguments": c.Arguments}}
+	}
+	if len(calls) > 0 {
+		finish = "tool_calls"
+	}
+	usage := map[string]any{"prompt_tokens": resp.Usage.PromptTokens, "completion_tokens": resp.Usage.CompletionTokens, "total_tokens": resp.Usage.PromptTokens + resp.Usage.CompletionTokens}
+	if !stream {
+		msg := map[string]any{"role": "assistant", "content": resp.Text}
+		if len(calls) > 0 {
+			msg["tool_calls"] = calls
+			if resp.Text == "" {
+				msg["content"] = nil
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(encode(map[string]any{
+			"id": id, "object": "chat.completion", "created": created, "model": model,
+			"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
+			"usage":   usage,
+		}))
+		return
+	}
+	sse := newSSE(w)
+	chunk := func(delta map[string]any, finishReason any) map[string]any {
+		return map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": model,
+			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finishReason}}}
+	}
+	sse.send("", chunk(map[string]any{"role": "assistant", "content": ""}, nil))
+	if resp.Text != "" {
+		sse.send("", chunk(map[string]any{"content": resp.Text}, nil))
+	}
+	for i, c := range resp.ToolCalls {
+		sse.send("", chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": c.ID, "type": "function", "function": map[string]any{"name": c.Name, "arguments": ""}}}}, nil))
+		sse.send("", chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "function": map[string]any{"arguments": c.Arguments}}}}, nil))
+	}
+	last := chunk(map[string]any{}, finish)
+	last["usage"] = usage
+	sse.send("", last)
+	sse.send("", []byte("[DONE]"))
+}

@@ -1,0 +1,274 @@
+package proxy
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pikit-go/pikit/agent"
+	"github.com/pikit-go/pikit/matrix"
+	"github.com/pikit-go/pikit/target"
+)
+
+// maxSteps bounds the steps a session records: a runaway agent cannot grow
+// a trace without end.
+const maxSteps = 4096
+
+// Session is one agent run: one cell. It rewrites the tool results of the
+// requests that pass and records the answers, building the cell's trace.
+// Its methods are safe for concurrent use (an agent may send requests in
+// parallel).
+type Session struct {
+	ID    string
+	drive matrix.Drive
+	rules Rules
+	up    upstream
+
+	mu      sync.Mutex
+	tr      agent.Trace
+	given   map[string]string          // call id → the text the model was given
+	calls   map[string]target.ToolCall // call id → the call, from answers
+	hits    []int                      // per taint rule: the calls it matched
+	user    bool                       // the user message is recorded
+	passed  int                        // requests passed through unread
+	errs    []string
+	ended   chan struct{}
+	endOnce sync.Once
+	idle    *time.Timer
+	idleFor time.Duration
+}
+
+func newSession(id string, d matrix.Drive, rules Rules, up upstream) *Session {
+	return &Session{
+		ID: id, drive: d, rules: rules, up: up,
+		tr:    agent.Trace{Agent: d.Cell.Agent},
+		given: map[string]string{}, calls: map[string]target.ToolCall{},
+		hits: make([]int, len(rules.Taint)), ended: make(chan struct{}),
+	}
+}
+
+// end closes the session; later requests are refused.
+func (s *Session) end() {
+	s.endOnce.Do(func() {
+		close(s.ended)
+		s.mu.Lock()
+		if s.idle != nil {
+			s.idle.Stop()
+		}
+		s.mu.Unlock()
+	})
+}
+
+// Ended is closed when the session ends.
+func (s *Session) Ended() <-chan struct{} { return s.ended }
+
+// Trace returns what the session recorded so far.
+func (s *Session) Trace() agent.Trace {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tr := s.tr
+	tr.Steps = append([]agent.Step(nil), s.tr.Steps...)
+	tr.SinkCalls = append([]agent.SinkCall(nil), s.tr.SinkCalls...)
+	return tr
+}
+
+// Passed returns how many requests went through unread (formats the
+// proxy does not read, and bodies that were not JSON).
+func (s *Session) Passed() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.passed
+}
+
+func (s *Session) add(st agent.Step) int {
+	if len(s.tr.Steps) >= maxSteps {
+		return len(s.tr.Steps) - 1
+	}
+	st.Index = len(s.tr.Steps)
+	s.tr.Steps = append(s.tr.Steps, st)
+	return st.Index
+}
+
+// rewrite reads a request of format f and rewrites its tool results. It
+// returns the body to send (body itself when nothing changed) and the
+// decoded request.
+func (s *Session) rewrite(f format, body []byte, model string) ([]byte, map[string]any, request, error) {
+	m, err := decode(body)
+	if err != nil {
+		return body, nil, request{}, fmt.Errorf("%s request body is not a JSON object: %w", f.name(), err)
+	}
+	req := f.parseRequest(m)
+	changed := false
+	if model != "" && req.model != model {
+		m["model"] = model
+		changed = true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.user && req.user != "" {
+		s.user = true
+		s.add(agent.Step{Kind: agent.StepUser, Text: req.user})
+	}
+	instruction := s.drive.Instruction
+	if instruction == "" {
+		instruction = req.user
+	}
+	for _, r := range req.results {
+		text, seen := s.given[r.callID]
+		if !seen {
+			call, ok := req.calls[r.callID]
+			if !ok {
+				call = s.calls[r.callID]
+			}
+			if r.name == "" {
+				r.name = call.Name
+			}
+			text = s.decide(r, call, instruction)
+			if len(s.given) < 1<<16 {
+				s.given[r.callID] = text
+			}
+		}
+		if text != r.text {
+			r.set(text)
+			changed = true
+		}
+	}
+	if !changed {
+		return body, m, req, nil
+	}
+	return encode(m), m, req, nil
+}
+
+// decide works out what the model is given for a tool result it has not
+// seen: tainted by the first rule that matches the call (when that rule's
+// nth call it is), screened by the cell's detectors, hardened by its
+// defense.
+func (s *Session) decide(r toolResult, call target.ToolCall, instruction string) string {
+	step := agent.Step{Kind: agent.StepTool, Tool: r.name, CallID: r.callID, Arguments: call.Arguments}
+	if s.rules.IsSink(r.name) {
+		// The agent ran its own sink; the attempt was recorded when the
+		// model asked for it.
+		return r.text
+	}
+	out := r.text
+	if !s.drive.Benign {
+		args, _ := call.Args()
+		for i := range s.rules.Taint {
+			rule := &s.rules.Taint[i]
+			if !rule.matches(r.name, args) {
+				continue
+			}
+			s.hits[i]++
+			if rule.Nth == 0 || s.hits[i] == rule.Nth {
+				out = s.taint(rule, r.text)
+				step.Tainted = true
+			}
+			break
+		}
+	}
+	for _, d := range s.drive.Hooks.Detectors {
+		if det := d.Detect(out); det.Flagged {
+			step.Blocked = true
+			step.Result = fmt.Sprintf("[content withheld: the %s detector flagged this tool result as a possible prompt injection]", d.Name)
+			i := s.add(step)
+			if s.tr.Blocked == nil {
+				s.tr.Blocked = &agent.Block{Point: "tool_result", Detector: d.Name, Reason: det.Reason, Score: det.Score, Step: i}
+			}
+			return step.Result
+		}
+	}
+	if h := s.drive.Hooks.ToolResult; h != nil {
+		out = h.Apply(out, instruction)
+	}
+	step.Result = out
+	if step.Tainted {
+		s.tr.TaintDelivered = true
+	}
+	s.add(step)
+	return out
+}
+
+// taint places the cell's crafted text in a tool's real result.
+func (s *Session) taint(rule *Rule, result string) string {
+	d := s.drive.Delivery
+	glue := func(a, b string) string {
+		if a == "" {
+			return b
+		}
+		if b == "" {
+			return a
+		}
+		return a + "\n\n" + b
+	}
+	switch rule.Mode {
+	case ModePrepend:
+		return glue(d, result)
+	case ModeReplace:
+		return d
+	case ModeInsert:
+		if strings.Contains(result, rule.Marker) {
+			return strings.Replace(result, rule.Marker, d, 1)
+		}
+	case ModeCarrier:
+		if s.drive.Channel != nil {
+			if out, err := s.drive.Channel.Taint(result, s.drive.Payload); err == nil {
+				return out
+			}
+		}
+	}
+	return glue(result, d)
+}
+
+// record adds a model answer to the trace: its text, its tool calls, and
+// the sink calls among them.
+func (s *Session) record(r reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tr.ModelCalls++
+	s.tr.Usage = s.tr.Usage.Add(r.usage)
+	if s.drive.Spend != nil {
+		s.drive.Spend(1, int64(r.usage.PromptTokens+r.usage.CompletionTokens))
+	}
+	step := agent.Step{Kind: agent.StepModel, Text: r.text, ToolCalls: r.calls}
+	if r.err != "" {
+		step.Error = "model API error: " + r.err
+		s.errs = append(s.errs, r.err)
+	}
+	s.add(step)
+	s.tr.FinalText = r.text
+	for _, c := range r.calls {
+		if len(s.calls) < 1<<16 {
+			s.calls[c.ID] = c
+		}
+		if !s.rules.IsSink(c.Name) {
+			continue
+		}
+		st := agent.Step{Kind: agent.StepTool, Tool: c.Name, CallID: c.ID, Arguments: c.Arguments, Sink: true,
+			Result: "(a sink call: pikit proxy recorded it; the agent runs its own tools)"}
+		args, err := c.Args()
+		if err != nil {
+			st.Error = err.Error()
+			s.add(st)
+			continue
+		}
+		i := s.add(st)
+		s.tr.SinkCalls = append(s.tr.SinkCalls, agent.SinkCall{Step: i, Tool: c.Name, Arguments: args})
+	}
+}
+
+// fail records an error of the exchange (the upstream unreachable, a
+// stream broken off).
+func (s *Session) fail(msg string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.errs = append(s.errs, msg)
+	s.add(agent.Step{Kind: agent.StepModel, Error: msg})
+}
+
+// Errors returns the errors the session met.
+func (s *Session) Errors() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.errs...)
+}

@@ -1,0 +1,107 @@
+package proxy
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+)
+
+// maxEventBytes bounds one server-sent event the proxy reads; a longer one
+// is relayed but not read (the stream is then marked unread).
+const maxEventBytes = 8 << 20
+
+// sseParser reads server-sent events from the bytes of a stream as they
+// are relayed, and hands each complete event to its reader.
+type sseParser struct {
+	r        streamReader
+	line     []byte
+	name     string
+	data     []byte
+	overflow bool // an event was too long to read
+}
+
+// Write implements io.Writer: the relayed bytes, in any chunking.
+func (p *sseParser) Write(b []byte) (int, error) {
+	n := len(b)
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			p.grow(b)
+			break
+		}
+		p.grow(b[:i])
+		b = b[i+1:]
+		p.lineDone()
+	}
+	return n, nil
+}
+
+func (p *sseParser) grow(b []byte) {
+	if len(p.line)+len(p.data)+len(b) > maxEventBytes {
+		p.overflow = true
+		return
+	}
+	p.line = append(p.line, b...)
+}
+
+func (p *sseParser) lineDone() {
+	line := bytes.TrimSuffix(p.line, []byte{'\r'})
+	p.line = p.line[:0]
+	switch {
+	case len(line) == 0:
+		if len(p.data) > 0 || p.name != "" {
+			p.r.event(p.name, p.data)
+		}
+		p.name, p.data = "", p.data[:0]
+	case line[0] == ':': // a comment
+	default:
+		field, value, _ := bytes.Cut(line, []byte{':'})
+		value = bytes.TrimPrefix(value, []byte{' '})
+		switch string(field) {
+		case "event":
+			p.name = string(value)
+		case "data":
+			if len(p.data) > 0 {
+				p.data = append(p.data, '\n')
+			}
+			p.data = append(p.data, value...)
+		}
+	}
+}
+
+// close dispatches an event the stream ended without a blank line after.
+func (p *sseParser) close() {
+	if len(p.line) > 0 {
+		p.lineDone()
+	}
+	if len(p.data) > 0 {
+		p.r.event(p.name, p.data)
+		p.name, p.data = "", nil
+	}
+}
+
+// sseWriter writes server-sent events, flushing each.
+type sseWriter struct {
+	w http.ResponseWriter
+}
+
+func newSSE(w http.ResponseWriter) sseWriter {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	return sseWriter{w}
+}
+
+func (s sseWriter) send(name string, v any) {
+	if name != "" {
+		fmt.Fprintf(s.w, "event: %s\n", name)
+	}
+	data, ok := v.([]byte)
+	if !ok {
+		data = encode(v)
+	}
+	fmt.Fprintf(s.w, "data: %s\n\n", data)
+	if f, ok := s.w.(http.Flusher); ok {
+		f.Flush()
+	}
+}

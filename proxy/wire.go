@@ -1,0 +1,190 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/pikit-go/pikit/target"
+)
+
+// A format is one model API's wire format: how its requests carry tool
+// results, and how its answers (whole or streamed) carry text and tool
+// calls. The local side (decode a request into a target.Request, write a
+// target.Response back) lets a local target such as mock:obedient answer
+// in the agent's own format.
+type format interface {
+	name() string
+	// parseRequest finds what the proxy reads and rewrites in a decoded
+	// request body.
+	parseRequest(body map[string]any) request
+	// parseResponse reads a whole (non-streamed) answer.
+	parseResponse(body []byte) reply
+	// newStream returns a reader of a streamed answer's events.
+	newStream() streamReader
+	// toRequest turns a decoded request into pikit's own.
+	toRequest(body map[string]any) target.Request
+	// writeResponse answers in the format, streamed or whole.
+	writeResponse(w http.ResponseWriter, resp target.Response, model string, stream bool)
+}
+
+// request is what the proxy found in a request body.
+type request struct {
+	stream bool
+	model  string
+	// user is the conversation's first user message: the trusted request
+	// that defenses restate.
+	user string
+	// calls are the tool calls in the history, by call id.
+	calls map[string]target.ToolCall
+	// results are the tool results, in order.
+	results []toolResult
+}
+
+// toolResult is one tool result in a request, with a way to change it.
+type toolResult struct {
+	callID string
+	name   string // from the request's own history; "" when not there
+	text   string
+	set    func(string)
+}
+
+// reply is what the proxy read in a model's answer.
+type reply struct {
+	text  string
+	calls []target.ToolCall
+	usage target.Usage
+	err   string // an error the API reported
+}
+
+// streamReader reads the events of a streamed answer as they pass.
+type streamReader interface {
+	event(name string, data []byte)
+	reply() reply
+}
+
+// formatFor picks the format of a request from its path, nil for a request
+// the proxy passes through untouched.
+func formatFor(method, path string) format {
+	if method != http.MethodPost {
+		return nil
+	}
+	switch {
+	case strings.HasSuffix(path, "/chat/completions"):
+		return chatFormat{}
+	case strings.HasSuffix(path, "/responses"):
+		return responsesFormat{}
+	case strings.HasSuffix(path, "/messages"):
+		return anthropicFormat{}
+	}
+	return nil
+}
+
+// text reads a content value as text: a string, or the text of a list of
+// parts ({"type": "text", "text": ...}, "input_text", "output_text").
+func text(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case []any:
+		var b strings.Builder
+		for _, p := range x {
+			m, ok := p.(map[string]any)
+			if !ok {
+				continue
+			}
+			if s, ok := m["text"].(string); ok {
+				if b.Len() > 0 {
+					b.WriteByte('\n')
+				}
+				b.WriteString(s)
+			}
+		}
+		return b.String()
+	}
+	return ""
+}
+
+func str(m map[string]any, k string) string {
+	s, _ := m[k].(string)
+	return s
+}
+
+func obj(m map[string]any, k string) map[string]any {
+	o, _ := m[k].(map[string]any)
+	return o
+}
+
+func list(m map[string]any, k string) []any {
+	l, _ := m[k].([]any)
+	return l
+}
+
+func num(m map[string]any, k string) int {
+	switch x := m[k].(type) {
+	case json.Number:
+		n, _ := x.Int64()
+		return int(n)
+	case float64:
+		return int(x)
+	}
+	return 0
+}
+
+// decode reads a JSON object keeping numbers exact.
+func decode(b []byte) (map[string]any, error) {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var m map[string]any
+	if err := d.Decode(&m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// encode writes JSON without escaping <, > and &, as the agent sent it.
+func encode(v any) []byte {
+	var b bytes.Buffer
+	e := json.NewEncoder(&b)
+	e.SetEscapeHTML(false)
+	if err := e.Encode(v); err != nil {
+		return nil
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'})
+}
+
+// rawArgs gives a tool call's arguments as JSON text, whatever form the
+// format uses (a string of JSON, or an object).
+func rawArgs(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case nil:
+		return "{}"
+	}
+	return string(encode(v))
+}
+
+// schema returns a tool's parameters, an empty object schema when absent.
+func schema(v any) map[string]any {
+	if m, ok := v.(map[string]any); ok {
+		return m
+	}
+	return map[string]any{"type": "object", "properties": map[string]any{}}
+}
+
+// nameResults fills in the tool name of each tool message from the call it
+// answers, as pikit's targets expect.
+func nameResults(req target.Request) target.Request {
+	names := map[string]string{}
+	for i, m := range req.Messages {
+		for _, c := range m.ToolCalls {
+			names[c.ID] = c.Name
+		}
+		if m.Role == target.RoleTool && m.Name == "" {
+			req.Messages[i].Name = names[m.ToolCallID]
+		}
+	}
+	return req
+}
