@@ -81,6 +81,9 @@ func (o *proxyOptions) load(cmd *cobra.Command) (matrix.Source, error) {
 	if _, err := proxy.ParseRules(&cfg); err != nil {
 		return nil, usage(err)
 	}
+	if err := (&proxy.Server{BaseURL: o.BaseURL}).Check(&cfg); err != nil {
+		return nil, usage(fmt.Errorf("%s: %w", o.Config, err))
+	}
 	grid, err := matrix.Expand(cfg)
 	if err != nil {
 		return nil, usage(err)
