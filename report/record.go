@@ -88,7 +88,9 @@ func (r *Record) setUtility(v bool) {
 }
 
 // Field returns the value of a grouping field (one of GroupFields, or
-// "case" for case_id); a direct cell's channel is "(direct)".
+// "case" for case_id); a direct cell's channel is "(direct)", and channel
+// "" of a user's own agent (agent "proxy" or "runtime:…"), whose payload
+// reaches a tool result as it is, "(payload only)".
 func (r *Record) Field(name string) string {
 	switch name {
 	case "attack":
@@ -97,6 +99,9 @@ func (r *Record) Field(name string) string {
 		return r.Defense
 	case "channel":
 		if r.Channel == "" {
+			if r.Agent == "proxy" || strings.HasPrefix(r.Agent, "runtime:") {
+				return "(payload only)"
+			}
 			return "(direct)"
 		}
 		return r.Channel

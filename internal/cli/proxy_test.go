@@ -147,6 +147,9 @@ func TestProxyRunJudgesEveryCell(t *testing.T) {
 			t.Errorf("naive/%v: %v (%v)", m["channel"], outcome, m["reason"])
 		}
 	}
+	if rep := run(t, "report", out); rep.code != 0 || !strings.Contains(rep.out, "(payload only)") || strings.Contains(rep.out, "(direct)") {
+		t.Errorf("report labels channel \"\" of a proxied agent as direct: %s", rep.out)
+	}
 	// --resume with every cell done runs nothing and keeps the results.
 	r = run(t, append([]string{"proxy", "run", "--config", cfg, "-q", "-o", out, "--resume"}, helperAgent(t)...)...)
 	if r.code != 0 || len(readJSONL(t, out)) != 12 {
