@@ -206,6 +206,10 @@ type Options struct {
 	Concurrency int      // workers (0: matrix.DefaultConcurrency)
 	// Progress, when set, is called after each cell with done and total.
 	Progress func(done, total int)
+	// Prepare, when set, adjusts each case's config after the options
+	// above and before it is planned (pikit proxy marks it driven and
+	// checks its [proxy] rules); an error is the case's.
+	Prepare func(cfg *matrix.Config) error
 }
 
 // Plan applies the options to every case and expands the cases into cells,
@@ -249,6 +253,12 @@ func Expand(ds *Dataset, opts Options) (matrix.Source, error) {
 		}
 		if len(opts.Attacks) > 0 {
 			cfg.SetAttacks(opts.Attacks)
+		}
+		if opts.Prepare != nil {
+			if err := opts.Prepare(&cfg); err != nil {
+				errs = append(errs, matrix.WithCase(err, c.ID))
+				continue
+			}
 		}
 		g, err := matrix.Expand(cfg)
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pikit-go/pikit/dataset"
 	"github.com/pikit-go/pikit/matrix"
 	"github.com/pikit-go/pikit/proxy"
 )
@@ -22,6 +23,7 @@ var proxySkip = []string{"temperature", "cache", "max-retries", "request-timeout
 type proxyOptions struct {
 	runOptions
 	Config       string
+	Dataset      string
 	Listen       string
 	Upstream     string
 	AgentTimeout time.Duration
@@ -52,15 +54,16 @@ writes it.`,
 func (o *proxyOptions) addProxyFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVarP(&o.Config, "config", "c", "", "experiment config `FILE` (TOML) with a [proxy] section")
+	f.StringVar(&o.Dataset, "dataset", "", "run a dataset's cases instead of a config (`NAME|FILE.toml`; a case may carry its own [proxy] rules as proxy = {...})")
 	f.StringVar(&o.Listen, "listen", "127.0.0.1:0", "address the proxy listens on (port 0: any free port)")
 	f.StringVar(&o.Upstream, "upstream", "", "base URL of the model API to forward to (the same as --base-url)")
 	o.addFlags(cmd, true, proxySkip...)
 }
 
-// load reads the config and plans it for an external agent.
+// load reads the config (or dataset) and plans it for an external agent.
 func (o *proxyOptions) load(cmd *cobra.Command) (matrix.Source, error) {
-	if o.Config == "" {
-		return nil, usage(errors.New("--config FILE.toml is required"))
+	if (o.Config == "") == (o.Dataset == "") {
+		return nil, usage(errors.New("give one of --config FILE.toml and --dataset NAME|FILE.toml"))
 	}
 	if o.Upstream != "" {
 		if o.BaseURL != "" && o.BaseURL != o.Upstream {
@@ -71,18 +74,40 @@ func (o *proxyOptions) load(cmd *cobra.Command) (matrix.Source, error) {
 	if err := o.complete(cmd); err != nil {
 		return nil, err
 	}
+	// prepare marks a config as driven by the proxy and checks its rules
+	// and upstream before anything runs.
+	prepare := func(cfg *matrix.Config) error {
+		cfg.Driven = "proxy"
+		if _, err := proxy.ParseRules(cfg); err != nil {
+			return err
+		}
+		if err := (&proxy.Server{BaseURL: o.BaseURL}).Check(cfg); err != nil {
+			return fmt.Errorf("%s: %w", cfg.Source, err)
+		}
+		return nil
+	}
+	if o.Dataset != "" {
+		ds, err := dataset.LoadAny(o.Dataset)
+		if err != nil {
+			return nil, usage(err)
+		}
+		if dataset.IsFile(o.Dataset) {
+			o.inputs = []string{o.Dataset}
+		}
+		src, err := dataset.Expand(ds, dataset.Options{Target: o.Target, Judge: o.Judge, Repeats: o.Repeats, Attacks: o.Attacks, Prepare: prepare})
+		if err != nil {
+			return nil, usage(err)
+		}
+		return src, nil
+	}
 	cfg, err := loadConfig(o.Config)
 	if err != nil {
 		return nil, err
 	}
 	o.inputs = []string{o.Config}
 	o.apply(&cfg)
-	cfg.Driven = "proxy"
-	if _, err := proxy.ParseRules(&cfg); err != nil {
+	if err := prepare(&cfg); err != nil {
 		return nil, usage(err)
-	}
-	if err := (&proxy.Server{BaseURL: o.BaseURL}).Check(&cfg); err != nil {
-		return nil, usage(fmt.Errorf("%s: %w", o.Config, err))
 	}
 	grid, err := matrix.Expand(cfg)
 	if err != nil {
