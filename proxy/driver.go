@@ -67,6 +67,9 @@ func (d *Driver) Drive(ctx context.Context, dr matrix.Drive) (agent.Trace, error
 		return tr, runErr
 	}
 	if tr.ModelCalls == 0 {
+		if errs := s.Errors(); len(errs) > 0 {
+			return tr, fmt.Errorf("no model request of the agent command was answered (%d failed): %s", len(errs), errs[0])
+		}
 		return tr, fmt.Errorf("the agent command sent no model request through the proxy: does it read %s or OPENAI_BASE_URL / ANTHROPIC_BASE_URL? (%d other requests passed)", EnvSession, s.Passed())
 	}
 	return tr, nil
@@ -104,6 +107,11 @@ func Env(base, id string) []string {
 // maxOutput bounds the agent output a driver keeps (its tail).
 const maxOutput = 64 << 10
 
+// waitDelay bounds the wait for the agent's output once it has exited (or
+// been killed): a child it left running in the background may hold its
+// output open for as long as it lives.
+const waitDelay = time.Second
+
 // run runs the command for session id and returns the tail of its output.
 func (d *Driver) run(ctx context.Context, id string) (string, error) {
 	timeout := d.Timeout
@@ -133,6 +141,7 @@ func (d *Driver) run(ctx context.Context, id string) (string, error) {
 	var stdout, stderr tail
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.WaitDelay = waitDelay
 	if err := cmd.Start(); err != nil {
 		return "", fmt.Errorf("starting the agent command: %w", err)
 	}
@@ -141,6 +150,12 @@ func (d *Driver) run(ctx context.Context, id string) (string, error) {
 	var err error
 	select {
 	case err = <-done:
+		if errors.Is(err, exec.ErrWaitDelay) {
+			// The agent exited, leaving children that hold its output:
+			// its run is over, and they go.
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			err = nil
+		}
 	case <-ctx.Done():
 		// The whole process group: an agent's own children go too.
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)

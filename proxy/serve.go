@@ -41,6 +41,17 @@ type Serve struct {
 	done    chan struct{}
 	rulesMu sync.Mutex
 	rules   map[*matrix.Config]Rules
+
+	claimMu  sync.Mutex
+	claiming map[string]*claiming // new session ids being given a cell
+}
+
+// claiming is a claim in progress: the requests that arrive under its id
+// meanwhile wait for it and share its session.
+type claiming struct {
+	done chan struct{}
+	s    *Session
+	err  error
 }
 
 // offer is a cell waiting for a session.
@@ -95,16 +106,53 @@ func (sv *Serve) Drive(ctx context.Context, d matrix.Drive) (agent.Trace, error)
 	sv.Server.Close(s)
 	tr := s.Trace()
 	if tr.ModelCalls == 0 {
+		if errs := s.Errors(); len(errs) > 0 {
+			return tr, fmt.Errorf("session %s: no model request was answered (%d failed): %s", s.ID, len(errs), errs[0])
+		}
 		return tr, fmt.Errorf("session %s ended without a model request", s.ID)
 	}
 	return tr, nil
 }
 
-// claim gives a new session id the next cell on offer.
+// claim gives a new session id the next cell on offer. Requests that
+// arrive together under one new id share one claim: one session, one cell.
 func (sv *Serve) claim(ctx context.Context, id string) (*Session, error) {
 	if len(id) > 128 || strings.ContainsAny(id, "/?#% \t\r\n") {
 		return nil, fmt.Errorf("session id %q: use up to 128 characters without /, ?, #, %% or spaces", id)
 	}
+	sv.claimMu.Lock()
+	if c, ok := sv.claiming[id]; ok {
+		sv.claimMu.Unlock()
+		select {
+		case <-c.done:
+			return c.s, c.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	sv.Server.mu.Lock()
+	s := sv.Server.sessions[id] // opened since the caller looked
+	sv.Server.mu.Unlock()
+	if s != nil {
+		sv.claimMu.Unlock()
+		return s, nil
+	}
+	c := &claiming{done: make(chan struct{})}
+	if sv.claiming == nil {
+		sv.claiming = map[string]*claiming{}
+	}
+	sv.claiming[id] = c
+	sv.claimMu.Unlock()
+	c.s, c.err = sv.take(ctx, id)
+	sv.claimMu.Lock()
+	delete(sv.claiming, id)
+	sv.claimMu.Unlock()
+	close(c.done)
+	return c.s, c.err
+}
+
+// take waits for the next cell on offer and opens session id on it.
+func (sv *Serve) take(ctx context.Context, id string) (*Session, error) {
 	wait := sv.ClaimWait
 	if wait <= 0 {
 		wait = DefaultClaimWait

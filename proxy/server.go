@@ -174,7 +174,8 @@ func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	default:
 	}
-	s.touch()
+	s.enter()
+	defer s.leave()
 	srv.serve(w, r, s, rest)
 }
 
@@ -232,7 +233,7 @@ func (srv *Server) answer(w http.ResponseWriter, r *http.Request, s *Session, f 
 		apiError(w, http.StatusBadGateway, "target: "+err.Error())
 		return
 	}
-	s.record(reply{text: resp.Text, calls: resp.ToolCalls, usage: resp.Usage})
+	s.record(reply{text: resp.Text, calls: resp.ToolCalls, usage: resp.Usage}, false)
 	model := req.model
 	if model == "" {
 		model = s.up.model
@@ -314,7 +315,7 @@ func (srv *Server) forward(w http.ResponseWriter, r *http.Request, s *Session, r
 			s.fail("upstream answer broke off: " + target.Redact(err.Error()))
 			panic(http.ErrAbortHandler)
 		}
-		s.record(f.parseResponse(b))
+		s.record(f.parseResponse(b), true)
 		return
 	}
 	p := &sseParser{r: f.newStream()}
@@ -327,7 +328,7 @@ func (srv *Server) forward(w http.ResponseWriter, r *http.Request, s *Session, r
 			if _, werr := w.Write(buf[:n]); werr != nil {
 				// The agent went away; keep what was read.
 				p.close()
-				s.record(p.r.reply())
+				s.record(p.r.reply(), true)
 				return
 			}
 			if flusher != nil {
@@ -343,14 +344,14 @@ func (srv *Server) forward(w http.ResponseWriter, r *http.Request, s *Session, r
 			if rep.err == "" {
 				rep.err = "the upstream stream broke off: " + target.Redact(err.Error())
 			}
-			s.record(rep)
+			s.record(rep, true)
 			// Abort the connection so the agent sees an error, not a
 			// stream that merely ended.
 			panic(http.ErrAbortHandler)
 		}
 	}
 	p.close()
-	s.record(p.r.reply())
+	s.record(p.r.reply(), true)
 }
 
 func skipHeader(k string, h http.Header) bool {
@@ -377,11 +378,24 @@ func apiError(w http.ResponseWriter, status int, msg string) {
 	json.NewEncoder(w).Encode(map[string]any{"type": "error", "error": map[string]any{"type": "pikit_proxy_error", "message": msg}})
 }
 
-// touch restarts a session's idle timer.
-func (s *Session) touch() {
+// enter marks a request of the session in flight: a session is not idle
+// while it waits for the model, however long that takes.
+func (s *Session) enter() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.inFlight++
 	if s.idle != nil {
+		s.idle.Stop()
+	}
+}
+
+// leave marks a request done; the idle timer restarts from the end of the
+// last one.
+func (s *Session) leave() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.inFlight--
+	if s.idle != nil && s.inFlight == 0 {
 		s.idle.Reset(s.idleFor)
 	}
 }
@@ -392,4 +406,7 @@ func (s *Session) endWhenIdle(d time.Duration) {
 	defer s.mu.Unlock()
 	s.idleFor = d
 	s.idle = time.AfterFunc(d, s.end)
+	if s.inFlight > 0 {
+		s.idle.Stop()
+	}
 }

@@ -37,6 +37,8 @@ type Session struct {
 	endOnce sync.Once
 	idle    *time.Timer
 	idleFor time.Duration
+
+	inFlight int // requests being served: the session is not idle
 }
 
 func newSession(id string, d matrix.Drive, rules Rules, up upstream) *Session {
@@ -221,13 +223,15 @@ func (s *Session) taint(rule *Rule, result string) string {
 }
 
 // record adds a model answer to the trace: its text, its tool calls, and
-// the sink calls among them.
-func (s *Session) record(r reply) {
+// the sink calls among them. An answer the proxy forwarded is spent
+// against the run's budgets; one of the cell's own Target is not, as that
+// target counts its requests itself.
+func (s *Session) record(r reply, forwarded bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.tr.ModelCalls++
 	s.tr.Usage = s.tr.Usage.Add(r.usage)
-	if s.drive.Spend != nil {
+	if forwarded && s.drive.Spend != nil {
 		s.drive.Spend(1, int64(r.usage.PromptTokens+r.usage.CompletionTokens))
 	}
 	step := agent.Step{Kind: agent.StepModel, Text: r.text, ToolCalls: r.calls}

@@ -13,10 +13,13 @@ const maxEventBytes = 8 << 20
 // sseParser reads server-sent events from the bytes of a stream as they
 // are relayed, and hands each complete event to its reader.
 type sseParser struct {
-	r        streamReader
-	line     []byte
-	name     string
-	data     []byte
+	r    streamReader
+	line []byte
+	name string
+	data []byte
+	// skip drops the rest of an event that grew too long, up to the blank
+	// line that ends it.
+	skip     bool
 	overflow bool // an event was too long to read
 }
 
@@ -37,9 +40,17 @@ func (p *sseParser) Write(b []byte) (int, error) {
 }
 
 func (p *sseParser) grow(b []byte) {
-	if len(p.line)+len(p.data)+len(b) > maxEventBytes {
-		p.overflow = true
-		return
+	if !p.skip && len(p.line)+len(p.data)+len(b) > maxEventBytes {
+		// Too long to read: drop what was kept of the event (all but the
+		// start of this line) and the rest of it as it comes.
+		p.skip, p.overflow = true, true
+		p.line = append([]byte(nil), p.line[:min(len(p.line), 2)]...)
+		p.name, p.data = "", nil
+	}
+	if p.skip {
+		// Whether a line is blank ("" or "\r") is all that matters now,
+		// and its first two bytes tell.
+		b = b[:min(len(b), max(0, 2-len(p.line)))]
 	}
 	p.line = append(p.line, b...)
 }
@@ -47,9 +58,15 @@ func (p *sseParser) grow(b []byte) {
 func (p *sseParser) lineDone() {
 	line := bytes.TrimSuffix(p.line, []byte{'\r'})
 	p.line = p.line[:0]
+	if p.skip {
+		p.skip = len(line) > 0 // a blank line ends the dropped event
+		return
+	}
 	switch {
 	case len(line) == 0:
-		if len(p.data) > 0 || p.name != "" {
+		// An event without data (a name alone) is not dispatched, as the
+		// SSE standard says.
+		if len(p.data) > 0 {
 			p.r.event(p.name, p.data)
 		}
 		p.name, p.data = "", p.data[:0]
@@ -74,10 +91,10 @@ func (p *sseParser) close() {
 	if len(p.line) > 0 {
 		p.lineDone()
 	}
-	if len(p.data) > 0 {
+	if len(p.data) > 0 && !p.skip {
 		p.r.event(p.name, p.data)
-		p.name, p.data = "", nil
 	}
+	p.name, p.data, p.skip = "", nil, false
 }
 
 // sseWriter writes server-sent events, flushing each.
