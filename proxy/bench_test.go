@@ -1,0 +1,321 @@
+package proxy
+
+// Benchmarks of what the proxy adds to an agent's model requests, against
+// a fake upstream that answers at once (0 ms). They run only with -bench:
+//
+//	go test ./proxy -run '^$' -bench . -benchmem
+//	go test ./proxy -run '^$' -bench Latency -benchtime 3000x
+//
+// Each Benchmark*/direct calls the fake upstream itself, and */proxy the
+// same through a proxy session: the difference is the proxy's cost.
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pikit-go/pikit/matrix"
+)
+
+// benchCase is one kind of request an agent sends: its second turn, with a
+// tool result the proxy rewrites, and the answer it gets.
+type benchCase struct {
+	name   string
+	wire   string
+	stream bool
+	answer string // fixture
+}
+
+var benchCases = []benchCase{
+	{"chat", "chat", false, "sink"},
+	{"chat-stream", "chat", true, "sink"},
+	{"anthropic-stream", "anthropic", true, "sink"},
+}
+
+// benchSetup is a fake upstream, a proxy with one session, the request
+// body, and the URLs that reach the upstream directly and through the
+// proxy.
+type benchSetup struct {
+	body          []byte
+	direct, proxy string
+	client        *http.Client
+	srv           *Server
+}
+
+func newBench(b *testing.B, c benchCase) *benchSetup {
+	b.Helper()
+	w := wireNamed(c.wire)
+	answer := fixture(b, c.wire, c.answer, c.stream)
+	chunks := sseChunks(answer)
+	up := newUpstream(b, func(rw http.ResponseWriter, _ *http.Request, _ int, _ []byte) {
+		if c.stream {
+			writeStream(b, rw, chunks, nil)
+			return
+		}
+		writeWhole(rw, answer)
+	})
+	up.forget()
+	srv, hs := newProxy(b, w.upstreamBase(up.URL))
+	mustOpen(b, srv, "bench", newDrive(w.spec), sinkRules())
+	return &benchSetup{
+		body: w.encode(w.model, c.stream, []msg{
+			{role: "user", text: userText},
+			{role: "assistant", calls: []call{{"call_1", "read_inbox", `{"folder": "inbox"}`}}},
+			{role: "tool", callID: "call_1", name: "read_inbox", text: inboxText},
+		}),
+		direct: up.URL + w.upPath,
+		proxy:  w.baseFor(hs.URL, "bench") + w.agentPath,
+		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 128}},
+		srv:    srv,
+	}
+}
+
+// do sends the request and reads the whole answer.
+func (s *benchSetup) do(b testing.TB, url string) {
+	resp, err := s.client.Post(url, "application/json", bytes.NewReader(s.body))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		b.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b.Fatalf("%s", resp.Status)
+	}
+}
+
+func benchRequests(b *testing.B, c benchCase) {
+	s := newBench(b, c)
+	for _, via := range []string{"direct", "proxy"} {
+		b.Run(via, func(b *testing.B) {
+			url := s.direct
+			if via == "proxy" {
+				url = s.proxy
+			}
+			s.do(b, url) // warm the connections
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				s.do(b, url)
+			}
+		})
+	}
+}
+
+// BenchmarkProxyChat: a whole Chat Completions answer.
+func BenchmarkProxyChat(b *testing.B) { benchRequests(b, benchCases[0]) }
+
+// BenchmarkProxyChatStream: a streamed Chat Completions answer.
+func BenchmarkProxyChatStream(b *testing.B) { benchRequests(b, benchCases[1]) }
+
+// BenchmarkProxyAnthropicStream: a streamed Anthropic Messages answer.
+func BenchmarkProxyAnthropicStream(b *testing.B) { benchRequests(b, benchCases[2]) }
+
+// percentile returns the q quantile of d in microseconds.
+func percentile(d []time.Duration, q float64) float64 {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	i := min(len(s)-1, int(q*float64(len(s))))
+	return float64(s[i]) / float64(time.Microsecond)
+}
+
+// BenchmarkProxyLatency times each request, direct and through the proxy
+// in turn, and reports the latency the proxy adds at the median and the
+// 99th percentile (the difference of the two runs' percentiles), with the
+// direct figures beside them. Give it enough requests for a p99:
+// -benchtime 3000x.
+func BenchmarkProxyLatency(b *testing.B) {
+	for _, c := range benchCases {
+		b.Run(c.name, func(b *testing.B) {
+			s := newBench(b, c)
+			s.do(b, s.direct)
+			s.do(b, s.proxy)
+			var direct, via []time.Duration
+			b.ResetTimer()
+			for b.Loop() {
+				start := time.Now()
+				s.do(b, s.direct)
+				mid := time.Now()
+				s.do(b, s.proxy)
+				direct, via = append(direct, mid.Sub(start)), append(via, time.Since(mid))
+			}
+			b.ReportMetric(percentile(via, 0.50)-percentile(direct, 0.50), "p50-µs")
+			b.ReportMetric(percentile(via, 0.99)-percentile(direct, 0.99), "p99-µs")
+			b.ReportMetric(percentile(direct, 0.50), "direct-p50-µs")
+			b.ReportMetric(percentile(direct, 0.99), "direct-p99-µs")
+		})
+	}
+}
+
+// BenchmarkProxyMemory64Streams holds 64 streamed sessions open at once,
+// each halfway through its answer, and reports the live heap then (after
+// a GC) over the heap before: "MiB" for the whole process (the fake
+// upstream and the 64 clients included), so proxy minus direct is what
+// the proxy holds.
+func BenchmarkProxyMemory64Streams(b *testing.B) {
+	const n = 64
+	w := wireNamed("chat")
+	chunks := sseChunks(fixture(b, "chat", "sink", true))
+	half := len(chunks) / 2
+	var firstHalf []byte
+	for _, c := range chunks[:half] {
+		firstHalf = append(firstHalf, c...)
+	}
+	for _, via := range []string{"direct", "proxy"} {
+		b.Run(via, func(b *testing.B) {
+			var release chan struct{}
+			up := newUpstream(b, func(rw http.ResponseWriter, _ *http.Request, _ int, _ []byte) {
+				rw.Header().Set("Content-Type", "text/event-stream")
+				for _, c := range chunks[:half] {
+					rw.Write(c)
+				}
+				rw.(http.Flusher).Flush()
+				<-release
+				for _, c := range chunks[half:] {
+					rw.Write(c)
+				}
+			})
+			up.forget()
+			srv, hs := newProxy(b, w.upstreamBase(up.URL))
+			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n}}
+			body := w.encode(w.model, true, []msg{{role: "user", text: userText}})
+			var peak float64
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				release = make(chan struct{})
+				sessions := make([]*Session, n)
+				for j := range sessions {
+					s, err := srv.Open(fmt.Sprintf("m%d-%d", i, j), newDrive(w.spec), sinkRules())
+					if err != nil {
+						b.Fatal(err)
+					}
+					sessions[j] = s
+				}
+				runtime.GC()
+				var before runtime.MemStats
+				runtime.ReadMemStats(&before)
+				var midway, done sync.WaitGroup
+				midway.Add(n)
+				for j := range n {
+					url := up.URL + w.upPath
+					if via == "proxy" {
+						url = w.baseFor(hs.URL, sessions[j].ID) + w.agentPath
+					}
+					done.Go(func() {
+						resp, err := client.Post(url, "application/json", bytes.NewReader(body))
+						if err != nil {
+							b.Error(err)
+							midway.Done()
+							return
+						}
+						defer resp.Body.Close()
+						got := make([]byte, len(firstHalf))
+						_, err = io.ReadFull(resp.Body, got)
+						midway.Done()
+						if err != nil {
+							b.Error(err)
+							return
+						}
+						io.Copy(io.Discard, resp.Body)
+					})
+				}
+				midway.Wait()
+				runtime.GC()
+				var at runtime.MemStats
+				runtime.ReadMemStats(&at)
+				peak = max(peak, float64(int64(at.HeapAlloc)-int64(before.HeapAlloc))/(1<<20))
+				close(release)
+				done.Wait()
+				for _, s := range sessions {
+					srv.Close(s)
+				}
+			}
+			b.ReportMetric(peak, "MiB")
+		})
+	}
+}
+
+// BenchmarkSessions reports sessions per second with 16 at a time, each a
+// two-turn chat conversation (streamed): "inprocess" opens sessions and
+// runs the agents as goroutines; "driver" runs matrix.Runner with -j 16
+// and the proxy's Driver, one agent process (this test binary) per cell,
+// judged — what pikit proxy run does, with an agent that starts fast.
+func BenchmarkSessions(b *testing.B) {
+	const j = 16
+	b.Run("inprocess", func(b *testing.B) {
+		up := formatUpstream(b)
+		up.forget()
+		w := wireNamed("chat")
+		srv, hs := newProxy(b, w.upstreamBase(up.URL))
+		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * j}}
+		ids := make(chan int)
+		var wg sync.WaitGroup
+		start := time.Now()
+		for range j {
+			wg.Go(func() {
+				for id := range ids {
+					name := fmt.Sprintf("b%d", id)
+					s, err := srv.Open(name, newDrive(w.spec), sinkRules())
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					if _, err := runAgent(b.Context(), client, w, w.baseFor(hs.URL, name)+w.agentPath, true, nil); err != nil {
+						b.Error(err)
+					}
+					srv.Close(s)
+				}
+			})
+		}
+		for i := 0; b.Loop(); i++ {
+			ids <- i
+		}
+		close(ids)
+		wg.Wait()
+		b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "sessions/s")
+	})
+	b.Run("driver", func(b *testing.B) {
+		exe, err := os.Executable()
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Setenv(envAgent, "chat,stream")
+		cfg, err := matrix.Parse("exp.toml", []byte(`attacks = ["naive"]
+target_spec = "mock:obedient"
+repeats = `+fmt.Sprint(max(b.N, 1))+`
+[proxy]
+sinks = ["send_*"]
+`))
+		if err != nil {
+			b.Fatal(err)
+		}
+		cfg.Driven = "proxy"
+		cells, err := matrix.Plan(cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		srv, hs := newProxy(b, "")
+		d := &Driver{Server: srv, URL: hs.URL, Command: []string{exe}, Timeout: time.Minute}
+		b.ResetTimer()
+		start := time.Now()
+		res, err := matrix.Runner{Concurrency: j, Driver: d}.RunAll(b.Context(), cells)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(len(res))/time.Since(start).Seconds(), "sessions/s")
+		for _, r := range res {
+			if r.Error != "" || !strings.Contains(string(r.Outcome), "success") {
+				b.Fatalf("%s: %s %s", r.Key, r.Outcome, r.Error)
+			}
+		}
+	})
+}
