@@ -1,24 +1,349 @@
 package cli
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/pikit-go/pikit/agentrt"
 	"github.com/pikit-go/pikit/matrix"
 )
 
-// runtimeDriver returns the driver that a config's runtime key chooses
-// (nil when no config of src names one).
-func runtimeDriver(_ IO, src matrix.Source, _ *runOptions) (matrix.Driver, error) {
-	for _, cfg := range matrix.Configs(src) {
-		if cfg.Runtime != "" {
-			return nil, fmt.Errorf("%s: runtime %q: agent runtimes are not available in this build", cfg.Source, cfg.Runtime)
+// runtimeFlags are the flags that choose an agent runtime, as the Python
+// pikit's run command has them.
+type runtimeFlags struct {
+	Runtime string
+	Options string // a JSON object
+	Fixture string
+}
+
+// addRuntimeFlags adds --runtime, --runtime-options and --fixture.
+func addRuntimeFlags(cmd *cobra.Command, f *runtimeFlags) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.Runtime, "runtime", "", "run your own agent as a subprocess of this runtime, speaking the fixture protocol: "+strings.Join(agentrt.Names(), ", ")+" (pikit runtime doctor NAME checks it)")
+	fl.StringVar(&f.Options, "runtime-options", "", `the runtime's options as a JSON object, over the config's, e.g. '{"command": ["python3", "my_agent.py"], "timeout": 120}'`)
+	fl.StringVar(&f.Fixture, "fixture", "", "the runtime's default fixture, where a payload goes when its channel has none of its own: "+strings.Join(agentrt.FixtureKinds(), ", ")+" (default "+agentrt.DefaultFixture+")")
+}
+
+// apply puts the flags that were given into cfg and prepares it for its
+// runtime, as prepareRuntime does. o gives --trust-config and --dry-run
+// (nil: neither).
+func (f *runtimeFlags) apply(cfg *matrix.Config, o *runOptions) error {
+	fromFile, err := f.merge(cfg)
+	if err != nil {
+		return err
+	}
+	return prepareRuntimeFrom(cfg, fromFile, o)
+}
+
+// merge puts the flags that were given into cfg: options from the flag
+// replace the config's one by one; a command replaces binary and args,
+// and either of those a command. It returns the program keys the config's
+// file still chooses.
+func (f *runtimeFlags) merge(cfg *matrix.Config) (fromFile []string, err error) {
+	if f.Runtime != "" {
+		cfg.Runtime = f.Runtime
+	}
+	var opts map[string]any
+	if f.Options != "" {
+		if err := json.Unmarshal([]byte(f.Options), &opts); err != nil || opts == nil {
+			msg := "want a JSON object"
+			if err != nil {
+				msg += fmt.Sprintf(" (%v)", err)
+			}
+			return nil, usage(fmt.Errorf(`--runtime-options: %s, e.g. '{"command": ["python3", "my_agent.py"]}'`, msg))
 		}
 	}
-	return nil, nil
+	if f.Fixture != "" {
+		cfg.Fixture = f.Fixture
+	}
+	if cfg.Runtime == "" && (f.Options != "" || f.Fixture != "") {
+		return nil, usage(errors.New("--runtime-options and --fixture need --runtime (or a config that names a runtime)"))
+	}
+	merged := make(map[string]any, len(cfg.RuntimeOptions)+len(opts))
+	for k, v := range cfg.RuntimeOptions {
+		merged[k] = v
+	}
+	if _, ok := opts["command"]; ok {
+		delete(merged, "binary")
+		delete(merged, "args")
+	}
+	if _, ok := opts["binary"]; ok {
+		delete(merged, "command")
+	}
+	if _, ok := opts["args"]; ok {
+		delete(merged, "command")
+	}
+	fromFile = fileProgramKeys(cfg.Source, merged, opts)
+	for k, v := range opts {
+		merged[k] = v
+	}
+	if opts != nil {
+		cfg.RuntimeOptions = merged
+	}
+	return fromFile, nil
+}
+
+// prepareRuntime checks the runtime a config names (runtime,
+// runtime_options, fixture) and marks the config as driven by it, so that
+// its plan has the one external agent "runtime:NAME". Call it after a
+// config is loaded and before it is expanded; a config that names no
+// runtime is left alone. o gives --trust-config and --dry-run (nil:
+// neither).
+//
+// A runtime runs a program on this machine: a config or dataset file that
+// chooses it (runtime_options command, binary, args, cwd, env or
+// profile_template) is refused without --trust-config, as a file's
+// base_url is, except for --dry-run, which runs nothing.
+func prepareRuntime(cfg *matrix.Config, o *runOptions) error {
+	return prepareRuntimeFrom(cfg, fileProgramKeys(cfg.Source, cfg.RuntimeOptions, nil), o)
+}
+
+// programKeys are the runtime options that choose what runs.
+var programKeys = []string{"command", "binary", "args", "cwd", "env", "profile_template"}
+
+// fileProgramKeys returns the program keys among a file's options (none
+// for a config built from flags alone, source ""), less those that
+// override replaces.
+func fileProgramKeys(source string, options, override map[string]any) []string {
+	if source == "" {
+		return nil
+	}
+	var out []string
+	for _, k := range programKeys {
+		_, inFile := options[k]
+		_, replaced := override[k]
+		if inFile && !replaced {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func prepareRuntimeFrom(cfg *matrix.Config, fromFile []string, o *runOptions) error {
+	if cfg.Runtime == "" {
+		return nil
+	}
+	rt, err := agentrt.FromConfig(cfg)
+	if err != nil {
+		return err
+	}
+	if len(fromFile) > 0 && (o == nil || !o.TrustConfig && !o.DryRun) {
+		key := "runtime_options." + fromFile[0]
+		return &matrix.Error{File: cfg.Source, Line: cfg.Line(key), Case: cfg.CaseID, Key: key,
+			Msg: fmt.Sprintf("this file chooses what each cell runs on this machine (%s); pikit runs what a file names only with --trust-config", strings.Join(rt.Argv, " "))}
+	}
+	cfg.Driven = "runtime:" + cfg.Runtime
+	return nil
+}
+
+// runtimeDriver returns the driver that a config's runtime key chooses
+// (nil when no config of src names one). Before any cell it finds each
+// runtime's program and directories, and says on stderr what will run.
+func runtimeDriver(streams IO, src matrix.Source, _ *runOptions) (matrix.Driver, error) {
+	cfgs := matrix.Configs(src)
+	var with, without *matrix.Config
+	for _, c := range cfgs {
+		if c.Runtime != "" {
+			with = c
+		} else {
+			without = c
+		}
+	}
+	if with == nil {
+		return nil, nil
+	}
+	if without != nil {
+		return nil, fmt.Errorf("%s names runtime %q but %s names none: a run drives one kind of agent; run them apart", runtimeSource(with), with.Runtime, runtimeSource(without))
+	}
+	d := &agentrt.Driver{}
+	shown := map[string]bool{}
+	for _, c := range cfgs {
+		if c.Driven != "runtime:"+c.Runtime {
+			return nil, fmt.Errorf("%s: runtime %q: the config was planned without its runtime (prepareRuntime was not called before expanding it)", runtimeSource(c), c.Runtime)
+		}
+		rt, err := d.Runtime(c)
+		if err != nil {
+			return nil, err
+		}
+		if err := rt.Check(); err != nil {
+			if c.Source != "" {
+				err = fmt.Errorf("%s: %w", runtimeSource(c), err)
+			}
+			return nil, fmt.Errorf("%w (pikit runtime doctor %s says what is missing)", err, rt.Name)
+		}
+		line := fmt.Sprintf("runtime %s: %s (timeout %v; a fresh directory per cell)", rt.Name, strings.Join(rt.Argv, " "), rt.Timeout)
+		if !shown[line] {
+			shown[line] = true
+			fmt.Fprintln(streams.ErrOut, line)
+		}
+	}
+	return d, nil
+}
+
+// runtimeSource names a config in messages.
+func runtimeSource(c *matrix.Config) string {
+	s := c.Source
+	if s == "" {
+		s = "the command line"
+	}
+	if c.CaseID != "" {
+		s += ", case " + c.CaseID
+	}
+	return s
 }
 
 func newRuntimeCmd(streams IO) *cobra.Command {
-	return &cobra.Command{Use: "runtime", Short: "Agent runtimes (not built yet)", Hidden: true}
+	cmd := &cobra.Command{
+		Use:   "runtime",
+		Short: "Run your own agent as a subprocess, with the Python pikit's fixture protocol",
+		Long: `A config's runtime key (or pikit run --runtime) runs your own agent as a
+subprocess for each cell instead of pikit's tool loop. The agent gets the
+cell's payload in PIKIT_FIXTURE_PAYLOADS (a JSON object: fixture key → text),
+appends JSONL events (tool_result, sink_call, policy_block,
+approval_requested, tool_error, final) to the file PIKIT_FIXTURE_TRACE_PATH
+names, and answers on stdout; pikit judges what it reported.
+
+Runtimes: command (any program speaking the protocol, runtime_options.command),
+openclaw and hermes (those CLIs, with a fresh profile per cell). The openclaw
+and hermes command lines are pikit's best reading of those CLIs, overridable
+with runtime_options binary, args or command.`,
+		Args: args(cobra.NoArgs),
+	}
+	cmd.AddCommand(newRuntimeListCmd(streams), newRuntimeDoctorCmd(streams))
+	return cmd
+}
+
+func newRuntimeListCmd(streams IO) *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List the runtimes and their default command lines",
+		Args:  args(cobra.NoArgs),
+		RunE: func(*cobra.Command, []string) error {
+			tw := tabwriter.NewWriter(streams.Out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "RUNTIME\tCOMMAND LINE\tABOUT")
+			for _, name := range agentrt.Names() {
+				b, _ := agentrt.Lookup(name)
+				line := "runtime_options.command"
+				if b.Binary != "" {
+					line = strings.Join(append([]string{b.Binary}, b.Args...), " ")
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", b.Name, line, b.About)
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+type runtimeDoctorOptions struct {
+	runtimeFlags
+	Config      string
+	TrustConfig bool
+}
+
+func newRuntimeDoctorCmd(streams IO) *cobra.Command {
+	o := &runtimeDoctorOptions{}
+	cmd := &cobra.Command{
+		Use:   "doctor [NAME]",
+		Short: "Say what a runtime needs and what of it is installed",
+		Long: `Find the runtime's program (on PATH, or where runtime_options names it) and
+ask it for --version (not for command, whose program may not take it),
+with a throw-away profile and a 10-second bound. Exit status 0 when the
+runtime is usable, 1 when something is missing, 2 for an unknown runtime
+or bad options.`,
+		Example: `  pikit runtime doctor openclaw
+  pikit runtime doctor hermes --runtime-options '{"binary": "/opt/hermes/bin/hermes"}'
+  pikit runtime doctor command --runtime-options '{"command": ["python3", "my_agent.py"]}'
+  pikit runtime doctor --config experiment.toml`,
+		Args: args(cobra.MaximumNArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			cfg := matrix.NewConfig()
+			if o.Config != "" {
+				var err error
+				if cfg, err = loadConfig(o.Config); err != nil {
+					return err
+				}
+			}
+			if len(a) == 1 {
+				o.Runtime = a[0]
+			}
+			if o.Runtime == "" && cfg.Runtime == "" {
+				return usage(fmt.Errorf("name a runtime (%s), or give --config FILE that names one", strings.Join(agentrt.Names(), ", ")))
+			}
+			name := o.Runtime
+			if name == "" {
+				name = cfg.Runtime
+			}
+			if _, err := agentrt.Lookup(name); err != nil {
+				return usage(err)
+			}
+			fromFile, err := o.merge(&cfg)
+			if err != nil {
+				return err
+			}
+			rt, err := agentrt.FromConfig(&cfg)
+			if err != nil {
+				return runtimeDoctorUnnamed(streams, &cfg, err)
+			}
+			// A program a file chose is found, but run (--version) only
+			// with --trust-config.
+			ask := o.TrustConfig || len(fromFile) == 0
+			r := agentrt.Doctor(cmd.Context(), rt, ask)
+			if !ask && r.Path != "" {
+				r.Notes = append(r.Notes, fmt.Sprintf("--version not run: %s chose the program; --trust-config lets doctor run it", o.Config))
+			}
+			return writeDoctor(streams, r)
+		},
+	}
+	cmd.Flags().StringVarP(&o.Config, "config", "c", "", "check the runtime a config `FILE` names, with its runtime_options")
+	cmd.Flags().StringVar(&o.Options, "runtime-options", "", `the runtime's options as a JSON object, e.g. '{"binary": "/opt/bin/openclaw"}'`)
+	cmd.Flags().StringVar(&o.Fixture, "fixture", "", "the runtime's default fixture")
+	cmd.Flags().BoolVar(&o.TrustConfig, "trust-config", false, "let doctor run --version of a program the --config file chose")
+	return cmd
+}
+
+// runtimeDoctorUnnamed answers for the command runtime given no program:
+// nothing to install, nothing to check. Any other error is returned.
+func runtimeDoctorUnnamed(streams IO, cfg *matrix.Config, err error) error {
+	_, hasCommand := cfg.RuntimeOptions["command"]
+	_, hasBinary := cfg.RuntimeOptions["binary"]
+	if cfg.Runtime != "command" || hasCommand || hasBinary {
+		return err
+	}
+	b, _ := agentrt.Lookup("command")
+	fmt.Fprintf(streams.Out, "runtime: command — %s\n", b.About)
+	fmt.Fprintln(streams.Out, `program: none given; name it to check it: --runtime-options '{"command": ["python3", "my_agent.py"]}'`)
+	fmt.Fprintln(streams.Out, "status: usable (it needs nothing installed)")
+	return nil
+}
+
+// writeDoctor prints a doctor's report; a runtime that is not usable is
+// exit status 1.
+func writeDoctor(streams IO, r *agentrt.Report) error {
+	w := streams.Out
+	fmt.Fprintf(w, "runtime: %s — %s\n", r.Runtime, r.About)
+	fmt.Fprintf(w, "command line: %s\n", strings.Join(r.Argv, " "))
+	if r.Path != "" {
+		fmt.Fprintf(w, "program: %s — found: %s\n", r.Argv[0], r.Path)
+	}
+	if r.Version != "" {
+		fmt.Fprintf(w, "version: %s\n", r.Version)
+	}
+	fmt.Fprintf(w, "profile: %s\n", r.Isolation)
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	for _, p := range r.Problems {
+		fmt.Fprintf(w, "missing: %s\n", p)
+	}
+	if !r.OK() {
+		fmt.Fprintf(w, "status: not usable (%d problem(s))\n", len(r.Problems))
+		return errFailed
+	}
+	fmt.Fprintln(w, "status: usable")
+	return nil
 }

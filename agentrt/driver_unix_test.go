@@ -1,0 +1,78 @@
+//go:build unix
+
+package agentrt
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pikit-go/pikit/agentrt/agenttest"
+	"github.com/pikit-go/pikit/judge"
+	"github.com/pikit-go/pikit/matrix"
+)
+
+func TestDriverTimeoutKillsTheProcessGroup(t *testing.T) {
+	defer func(g time.Duration) { killGrace = g }(killGrace)
+	killGrace = 200 * time.Millisecond
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	opts := agenttest.Options(agenttest.ModeSleep, map[string]string{agenttest.EnvPIDFile: pidFile})
+	opts["timeout"] = 0.5
+	cells := plan(t, `attacks = ["naive"]`, "command", opts)
+	start := time.Now()
+	res := runCells(t, cells)
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("the cell took %v", took)
+	}
+	r := res[0]
+	if r.Outcome != judge.RuntimeError || !strings.Contains(r.Error, "ran over its timeout of 500ms; its process group was killed") {
+		t.Fatalf("outcome %s, error %q", r.Outcome, r.Error)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(string(b))
+	// SIGKILL is delivered asynchronously, and the process is not ours to
+	// wait for: give it a moment to die.
+	for deadline := time.Now().Add(3 * time.Second); alive(pid) && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if alive(pid) {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Fatalf("the agent's child %d (which ignores SIGTERM) outlived the cell", pid)
+	}
+}
+
+// alive reports whether a process runs (a zombie waiting for its reaper
+// does not).
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return runtime.GOOS != "linux"
+	}
+	_, rest, _ := strings.Cut(string(stat), ") ")
+	return !strings.HasPrefix(rest, "Z") && !strings.HasPrefix(rest, "X")
+}
+
+func TestDriverInterruptIsNotAResult(t *testing.T) {
+	defer func(g time.Duration) { killGrace = g }(killGrace)
+	killGrace = 100 * time.Millisecond
+	cells := plan(t, `attacks = ["naive"]`, "command", agenttest.Options(agenttest.ModeSleep, map[string]string{agenttest.EnvPIDFile: filepath.Join(t.TempDir(), "pid")}))
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	var n int
+	err := matrix.Runner{Driver: &Driver{}}.Run(ctx, cells, func(matrix.Result) error { n++; return nil })
+	if err == nil || n != 0 {
+		t.Errorf("an interrupted cell gave %d results, error %v", n, err)
+	}
+}
