@@ -191,6 +191,11 @@ func (rt *Runtime) Run(ctx context.Context, dr matrix.Drive, lim Limits) (agent.
 	start := time.Now()
 	runErr := cmd.Run()
 	signalGroup(cmd, sigKill) // whatever the agent left running ends with its cell
+	if errors.Is(runErr, exec.ErrWaitDelay) {
+		// The agent exited successfully, leaving children that held its
+		// output: its run is over, and they are gone.
+		runErr = nil
+	}
 	elapsed := time.Since(start).Round(time.Millisecond)
 
 	ev, traceErr := readTrace(tracePath, lim)

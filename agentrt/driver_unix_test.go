@@ -34,6 +34,12 @@ func TestDriverTimeoutKillsTheProcessGroup(t *testing.T) {
 	if r.Outcome != judge.RuntimeError || !strings.Contains(r.Error, "ran over its timeout of 500ms; its process group was killed") {
 		t.Fatalf("outcome %s, error %q", r.Outcome, r.Error)
 	}
+	checkDead(t, pidFile)
+}
+
+// checkDead fails unless the process whose id is in pidFile has ended.
+func checkDead(t *testing.T, pidFile string) {
+	t.Helper()
 	b, err := os.ReadFile(pidFile)
 	if err != nil {
 		t.Fatal(err)
@@ -48,6 +54,18 @@ func TestDriverTimeoutKillsTheProcessGroup(t *testing.T) {
 		syscall.Kill(pid, syscall.SIGKILL)
 		t.Fatalf("the agent's child %d (which ignores SIGTERM) outlived the cell", pid)
 	}
+}
+
+func TestDriverAgentLeavingAChildSucceeds(t *testing.T) {
+	defer func(g time.Duration) { killGrace = g }(killGrace)
+	killGrace = 200 * time.Millisecond
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	cells := plan(t, `attacks = ["naive"]`, "command", agenttest.Options(agenttest.ModeLinger, map[string]string{agenttest.EnvPIDFile: pidFile}))
+	r := runCells(t, cells)[0]
+	if r.Error != "" || r.FinalText != "Done, and a helper keeps running." {
+		t.Fatalf("error %q, final %q", r.Error, r.FinalText)
+	}
+	checkDead(t, pidFile)
 }
 
 // alive reports whether a process runs (a zombie waiting for its reaper

@@ -55,6 +55,9 @@ const (
 	// id to EnvPIDFile, and sleeps: only killing the process group ends
 	// both.
 	ModeSleep = "sleep"
+	// ModeLinger starts a child like ModeSleep's, answers, and exits 0,
+	// leaving the child holding its stdout.
+	ModeLinger = "linger"
 	// ModeFail reads its fixture, says "boom" on stderr and exits 3.
 	ModeFail = "fail"
 	// ModeSymlink replaces the trace file with a link to EnvTarget, after
@@ -179,7 +182,7 @@ func run(mode string) error {
 			return err
 		}
 		return emit(map[string]any{"type": "final", "text": string(b)})
-	case ModeSleep:
+	case ModeSleep, ModeLinger:
 		child := exec.Command(os.Args[0])
 		child.Env = append(os.Environ(), EnvMode+"="+modeSleepChild)
 		child.Stdout = os.Stdout // holds the pipe open, as a stray child would
@@ -188,6 +191,10 @@ func run(mode string) error {
 		}
 		if err := os.WriteFile(os.Getenv(EnvPIDFile), []byte(fmt.Sprint(child.Process.Pid)), 0o600); err != nil {
 			return err
+		}
+		if mode == ModeLinger {
+			fmt.Println("Done, and a helper keeps running.")
+			return nil
 		}
 		time.Sleep(time.Hour)
 	case modeSleepChild:
