@@ -400,6 +400,7 @@ func (e *env) drive(ctx context.Context, cell Cell, st *configState) (agent.Trac
 		d.Instruction = sc.UserMessage
 	}
 	task := e.task(cell, c, st)
+	d.Task = task
 	tr, err := e.driver.Drive(ctx, d)
 	return tr, task, err
 }

@@ -150,10 +150,11 @@ func (d *Driver) run(ctx context.Context, id string) (string, error) {
 	var err error
 	select {
 	case err = <-done:
+		// The run is over, however it ended: whatever the agent left
+		// running in its process group goes with it.
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		if errors.Is(err, exec.ErrWaitDelay) {
-			// The agent exited, leaving children that hold its output:
-			// its run is over, and they go.
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			// It exited 0, leaving children that held its output.
 			err = nil
 		}
 	case <-ctx.Done():

@@ -143,7 +143,7 @@ func ParseRules(cfg *matrix.Config) (Rules, error) {
 			case "mode":
 				s, _ := val.(string)
 				if !slices.Contains(modes, s) {
-					bad(key+".mode", "unknown mode %s%s; known: %s", method.Describe(val), suggest.Hint(s, modes), strings.Join(modes, ", "))
+					bad(key+".mode", "unknown mode: %s%s; known: %s", method.Describe(val), suggest.Hint(s, modes), strings.Join(modes, ", "))
 				}
 				rule.Mode = s
 			case "marker":

@@ -259,7 +259,15 @@ func (srv *Server) forward(w http.ResponseWriter, r *http.Request, s *Session, r
 		path = strings.TrimPrefix(path, "/v1")
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/") + path
-	u.RawQuery = r.URL.RawQuery
+	if q := r.URL.RawQuery; q != "" {
+		// The base URL's own query (an api-version) stays, the agent's
+		// joins it.
+		if u.RawQuery != "" {
+			u.RawQuery += "&" + q
+		} else {
+			u.RawQuery = q
+		}
+	}
 	out, err := http.NewRequestWithContext(r.Context(), r.Method, u.String(), bytes.NewReader(body))
 	if err != nil {
 		apiError(w, http.StatusBadGateway, err.Error())
@@ -351,7 +359,11 @@ func (srv *Server) forward(w http.ResponseWriter, r *http.Request, s *Session, r
 		}
 	}
 	p.close()
-	s.record(p.r.reply(), true)
+	rep := p.r.reply()
+	if p.overflow && rep.err == "" {
+		rep.err = fmt.Sprintf("a streamed event over %d bytes was relayed to the agent but not read; the trace may miss what it said", maxEventBytes)
+	}
+	s.record(rep, true)
 }
 
 func skipHeader(k string, h http.Header) bool {

@@ -83,9 +83,12 @@ func (s *Session) Passed() int {
 	return s.passed
 }
 
+//
+// Past maxSteps only sink steps are kept (up to as many again): the
+// evidence the judge needs most.
 func (s *Session) add(st agent.Step) int {
-	if len(s.tr.Steps) >= maxSteps {
-		return len(s.tr.Steps) - 1
+	if n := len(s.tr.Steps); n >= 2*maxSteps || (n >= maxSteps && !st.Sink) {
+		return -1
 	}
 	st.Index = len(s.tr.Steps)
 	s.tr.Steps = append(s.tr.Steps, st)
@@ -257,7 +260,9 @@ func (s *Session) record(r reply, forwarded bool) {
 			continue
 		}
 		i := s.add(st)
-		s.tr.SinkCalls = append(s.tr.SinkCalls, agent.SinkCall{Step: i, Tool: c.Name, Arguments: args})
+		if len(s.tr.SinkCalls) < maxSteps {
+			s.tr.SinkCalls = append(s.tr.SinkCalls, agent.SinkCall{Step: i, Tool: c.Name, Arguments: args})
+		}
 	}
 }
 
