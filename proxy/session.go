@@ -83,7 +83,6 @@ func (s *Session) Passed() int {
 	return s.passed
 }
 
-//
 // Past maxSteps only sink steps are kept (up to as many again): the
 // evidence the judge needs most.
 func (s *Session) add(st agent.Step) int {
