@@ -100,6 +100,10 @@ type Trace struct {
 	MaxStepsHit    bool         `json:"max_steps_hit,omitempty"`
 	ModelCalls     int          `json:"model_calls"`
 	Usage          target.Usage `json:"usage"`
+	// Meta is what an external agent's driver knows about the run beyond
+	// its steps (the fixture a runtime handed the payload to, the APIs a
+	// proxied agent used); the runner puts it in the result's metadata.
+	Meta map[string]any `json:"-"`
 }
 
 // TaintedSteps returns the indexes of the steps that carried the payload.

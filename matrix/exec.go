@@ -208,6 +208,11 @@ func (e *env) execute(ctx context.Context, cell Cell) (res Result, interrupted b
 	res.SinkFired = len(tr.SinkCalls) > 0
 	res.Usage = tr.Usage
 	res.Metadata["model_calls"] = tr.ModelCalls
+	for k, v := range tr.Meta {
+		if _, taken := res.Metadata[k]; !taken {
+			res.Metadata[k] = v
+		}
+	}
 	if tr.MaxStepsHit {
 		res.Metadata["max_steps_hit"] = true
 	}

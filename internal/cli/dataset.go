@@ -133,7 +133,8 @@ func newDatasetRunCmd(streams IO) *cobra.Command {
 			if err != nil {
 				return usage(err)
 			}
-			opts := dataset.Options{Target: o.Target, Judge: o.Judge, Repeats: o.Repeats, Attacks: o.Attacks}
+			opts := dataset.Options{Target: o.Target, Judge: o.Judge, Repeats: o.Repeats, Attacks: o.Attacks,
+				Prepare: func(cfg *matrix.Config) error { return prepareRuntime(cfg, &o.runOptions) }}
 			if o.temperature {
 				opts.Temperature = &o.Temperature
 			}

@@ -234,7 +234,8 @@ func TestEveryRunFlagIsTested(t *testing.T) {
 		"attack": "TestRunSingleCell", "defense": "TestRunSingleCell", "channel": "TestRunSingleCell", "task": "TestRunSingleCell",
 		"canary": "TestRunSingleCell", "user-message": "TestRunSingleCell", "sink-args": "TestRunSingleCell",
 		"require-sink": "TestRunSingleCell", "full": "TestRunSingleCell", "json": "TestTerminalEscapesShownNotInterpreted",
-		"csv-raw": "TestCSVRawFlag",
+		"csv-raw": "TestCSVRawFlag", "runtime": "TestRuntimeFlagsOnRun", "runtime-options": "TestRuntimeFlagsOnRun",
+		"fixture": "TestRuntimeFlagsOnRun",
 	}
 	var cmd *cobra.Command
 	for _, c := range NewRootCmd(IO{}).Commands() {

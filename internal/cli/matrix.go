@@ -46,6 +46,9 @@ func runMatrix(cmd *cobra.Command, streams IO, o *matrixOptions) error {
 	}
 	o.inputs = []string{o.Config}
 	o.apply(&cfg)
+	if err := prepareRuntime(&cfg, &o.runOptions); err != nil {
+		return usage(err)
+	}
 	grid, err := matrix.Expand(cfg)
 	if err != nil {
 		return usage(err)

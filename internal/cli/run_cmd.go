@@ -31,6 +31,7 @@ type singleRunOptions struct {
 	SinkArgs    map[string]string
 	RequireSink bool
 	Full        bool
+	runtime     runtimeFlags
 	JSON        bool
 }
 
@@ -67,6 +68,7 @@ which tool result carried the payload, which sinks fired, and the verdict.`,
 	f.BoolVar(&o.Full, "full", false, "print tool results and answers in full")
 	f.BoolVar(&o.JSON, "json", false, "print the results as JSON lines instead of traces")
 	o.addFlags(cmd, false)
+	addRuntimeFlags(cmd, &o.runtime)
 	return cmd
 }
 
@@ -109,6 +111,9 @@ func runSingle(cmd *cobra.Command, streams IO, o *singleRunOptions) error {
 		cfg.RequireSink = true
 	}
 	o.apply(&cfg)
+	if err := o.runtime.apply(&cfg, &o.runOptions); err != nil {
+		return usage(err)
+	}
 	grid, err := matrix.Expand(cfg)
 	if err != nil {
 		return usage(err)
@@ -190,10 +195,7 @@ func writeTrace(w io.Writer, r matrix.Result, full bool) {
 		return s
 	}
 	indent := func(s string) string { return strings.ReplaceAll(cut(s), "\n", "\n      ") }
-	channel := r.Channel
-	if channel == "" {
-		channel = "(direct)"
-	}
+	channel := report.Field(r, "channel")
 	fmt.Fprintf(w, "── %s · attack %s · defense %s · channel %s · target %s · key %s\n", r.Agent, r.Attack, r.Defense, channel, r.Target, r.Key)
 	if tr := r.TraceData; tr != nil {
 		fmt.Fprintf(w, "system: %s\n", indent(tr.System))
@@ -225,6 +227,11 @@ func writeTrace(w io.Writer, r matrix.Result, full bool) {
 					fmt.Fprintf(w, " (bad call: %s)", s.Error)
 				}
 				fmt.Fprintf(w, ":\n      %s\n", indent(s.Result))
+			default: // steps of other kinds, as a runtime records them
+				fmt.Fprintf(w, "[%d] %s%s:\n      %s\n", s.Index, s.Kind, mark, indent(s.Text+s.Result))
+			}
+			if s.Kind == agent.StepModel && s.Error != "" {
+				fmt.Fprintf(w, "[%d] model error: %s\n", s.Index, s.Error)
 			}
 		}
 		if len(tr.SinkCalls) == 0 {
