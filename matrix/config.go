@@ -77,6 +77,10 @@ type Config struct {
 	// in a tool result, not direct injection), and ignores agents. The
 	// commands that drive agents set it; no file does.
 	Driven string `json:"-"`
+	// Via names the command that drives a config's cells through pikit's
+	// own scenarios ("mcp"): part of every cell key, so the results of
+	// one command never pass for another's on --resume. No file sets it.
+	Via string `json:"-"`
 
 	// CaseID and CaseDescription tag the results of a dataset case; the
 	// case id is part of every cell key.

