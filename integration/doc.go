@@ -1,6 +1,7 @@
 // Package integration drives pikit with software pikit did not write: real
 // agent frameworks (the openai and anthropic Python SDKs in hand-written
 // tool loops, the OpenAI Agents SDK, LangChain) run through pikit proxy,
+// and the Agents SDK's MCP client (the Python MCP SDK) against pikit mcp,
 // installed from PyPI by the suite itself into a virtual environment of
 // its own. It holds tests only.
 //

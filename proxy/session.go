@@ -32,6 +32,7 @@ type Session struct {
 	hits    []int                      // per taint rule: the calls it matched
 	user    bool                       // the user message is recorded
 	passed  int                        // requests passed through unread
+	apis    map[string]int             // requests read, by API
 	errs    []string
 	ended   chan struct{}
 	endOnce sync.Once
@@ -72,6 +73,13 @@ func (s *Session) Trace() agent.Trace {
 	tr := s.tr
 	tr.Steps = append([]agent.Step(nil), s.tr.Steps...)
 	tr.SinkCalls = append([]agent.SinkCall(nil), s.tr.SinkCalls...)
+	// What the result's metadata says of the exchange: the APIs the agent
+	// spoke (requests each) and what passed through unread.
+	apis := make(map[string]any, len(s.apis))
+	for k, n := range s.apis {
+		apis[k] = n
+	}
+	tr.Meta = map[string]any{"proxy": map[string]any{"apis": apis, "passed_through": s.passed}}
 	return tr
 }
 
@@ -110,6 +118,10 @@ func (s *Session) rewrite(f format, body []byte, model string) ([]byte, map[stri
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.apis == nil {
+		s.apis = map[string]int{}
+	}
+	s.apis[f.name()]++
 	if !s.user && req.user != "" {
 		s.user = true
 		s.add(agent.Step{Kind: agent.StepUser, Text: req.user})

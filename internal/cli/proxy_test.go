@@ -140,6 +140,12 @@ func TestProxyRunJudgesEveryCell(t *testing.T) {
 		if m["agent"] != "proxy" {
 			t.Errorf("agent %v", m["agent"])
 		}
+		meta, _ := m["metadata"].(map[string]any)
+		px, _ := meta["proxy"].(map[string]any)
+		apis, _ := px["apis"].(map[string]any)
+		if n, _ := apis["openai_chat"].(float64); n < 2 || px["passed_through"] != float64(0) {
+			t.Errorf("metadata.proxy %v, want the Chat Completions requests counted", px)
+		}
 		if attack == "none" && (m["sink_fired"] == true || outcome != "not_reached") {
 			t.Errorf("baseline: sink %v outcome %v", m["sink_fired"], outcome)
 		}
