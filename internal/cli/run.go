@@ -101,7 +101,7 @@ func (o *runOptions) addFlags(cmd *cobra.Command, batch bool, skip ...string) {
 	f.StringVar(&o.JudgeTarget, "judge-target", "", "the model --judge llm asks (default: the target under test)")
 	f.StringVar(&o.JudgeBaseURL, "judge-base-url", "", "base URL of the judge target's API")
 	f.StringVar(&o.Cache, "cache", "", "cache model responses in `DIR`: a rerun sends no request already answered (repeats stay separate)")
-	f.BoolVar(&o.TrustConfig, "trust-config", false, "let the config or dataset file choose where API requests (and your API key) go: its base_url")
+	f.BoolVar(&o.TrustConfig, "trust-config", false, "let the config or dataset file choose where API requests (and your API key) go (its base_url) and which programs run (runtime_options command, binary, args, env)")
 	f.IntVar(&o.MaxCells, "max-cells", DefaultMaxCells, fmt.Sprintf("plans over this many cells (or %d× as many model calls to network targets) ask for --yes; 0: no limit", networkCallsPerCell))
 	f.BoolVarP(&o.Yes, "yes", "y", false, "run a plan over --max-cells without asking")
 	f.BoolVar(&o.CSVRaw, "csv-raw", false, "with --output FILE.csv, write cells as they are: no ' before a leading =, +, -, @, tab or CR (which a spreadsheet would run as a formula)")
