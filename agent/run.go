@@ -216,7 +216,7 @@ func (tr *Trace) callTool(sc *Scenario, call target.ToolCall, in Input, h Hooks,
 	}
 	args, err := callArgs(call)
 	if err == nil {
-		err = tool.check(args)
+		err = tool.Check(args)
 	}
 	if err != nil {
 		step.Error = err.Error()

@@ -3,6 +3,7 @@ package agent
 import (
 	"fmt"
 	"sort"
+	"unicode/utf8"
 
 	"github.com/pikit-go/pikit/method"
 	"github.com/pikit-go/pikit/target"
@@ -42,10 +43,12 @@ func (t Tool) Definition() target.Tool {
 	return target.Tool{Name: t.Name, Description: t.Description, Parameters: schema}
 }
 
-// check validates arguments against the tool's parameters. It reports the
+// Check validates arguments against the tool's parameters. It reports the
 // first missing required parameter, else the first bad argument in name
-// order; valid arguments (the usual case) are checked without sorting.
-func (t Tool) check(args map[string]any) error {
+// order (an unknown name cut to 64 bytes: it comes from model output);
+// valid arguments (the usual case) are checked without sorting. pikit's
+// loop and the MCP server both check calls with it.
+func (t Tool) Check(args map[string]any) error {
 	for _, p := range t.Params {
 		if _, ok := args[p.Name]; p.Required && !ok {
 			return fmt.Errorf("missing required argument %q", p.Name)
@@ -69,6 +72,13 @@ func (t Tool) check(args map[string]any) error {
 	for _, k := range names {
 		p, ok := t.param(k)
 		if !ok {
+			if len(k) > 64 {
+				n := 64
+				for n > 0 && !utf8.RuneStart(k[n]) {
+					n--
+				}
+				k = k[:n] + "…"
+			}
 			return fmt.Errorf("unknown argument %q", k)
 		}
 		if !typeMatches(p.Type, args[k]) {

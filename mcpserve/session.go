@@ -460,7 +460,7 @@ func (s *Session) call(t agent.Tool, raw json.RawMessage) *mcp.CallToolResult {
 		step.Arguments = string(raw)
 		args, err = decodeArgs(raw)
 		if err == nil {
-			err = check(t, args)
+			err = t.Check(args)
 		}
 	}
 	if err != nil {
@@ -528,50 +528,6 @@ func decodeArgs(raw json.RawMessage) (map[string]any, error) {
 		args = map[string]any{}
 	}
 	return args, nil
-}
-
-// check validates arguments against a tool's parameters as pikit's own
-// loop does: the first missing required parameter, else the first unknown
-// or mistyped argument in name order.
-func check(t agent.Tool, args map[string]any) error {
-	for _, p := range t.Params {
-		if _, ok := args[p.Name]; p.Required && !ok {
-			return fmt.Errorf("missing required argument %q", p.Name)
-		}
-	}
-	names := make([]string, 0, len(args))
-	for k := range args {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	for _, k := range names {
-		i := slices.IndexFunc(t.Params, func(p agent.Param) bool { return p.Name == k })
-		if i < 0 {
-			return fmt.Errorf("unknown argument %q", clip(k, maxName))
-		}
-		if p := t.Params[i]; !typeMatches(p.Type, args[k]) {
-			return fmt.Errorf("argument %q must be a %s", k, p.Type)
-		}
-	}
-	return nil
-}
-
-func typeMatches(typ string, v any) bool {
-	switch typ {
-	case "string":
-		_, ok := v.(string)
-		return ok
-	case "number":
-		_, ok := v.(float64)
-		return ok
-	case "integer":
-		f, ok := v.(float64)
-		return ok && f == float64(int64(f))
-	case "boolean":
-		_, ok := v.(bool)
-		return ok
-	}
-	return true
 }
 
 func detect(ds []agent.NamedDetector, text string) *agent.Block {

@@ -133,20 +133,12 @@ func mcpOptionError(cmd *cobra.Command, cfg *matrix.Config, err error) error {
 }
 
 type mcpServeOptions struct {
-	Config      string
-	Agent       string
-	Attack      string
-	Defense     string
-	Channel     string
-	Task        string
-	Canary      string
-	UserMessage string
-	SinkArgs    map[string]string
-	RequireSink bool
-	poison      poisonFlags
-	Transport   string
-	Listen      string
-	Record      string
+	cellFlags
+	Config    string
+	poison    poisonFlags
+	Transport string
+	Listen    string
+	Record    string
 }
 
 func newMCPServeCmd(streams IO) *cobra.Command {
@@ -220,35 +212,7 @@ func runMCPServe(cmd *cobra.Command, streams IO, o *mcpServeOptions) error {
 			return usage(fmt.Errorf("--agent: %w", err))
 		}
 	}
-	set := func(flag string, dst *[]string, v string) {
-		if cmd.Flags().Changed(flag) {
-			*dst = []string{v}
-		}
-	}
-	set("agent", &cfg.Agents, o.Agent)
-	set("defense", &cfg.Defenses, o.Defense)
-	set("channel", &cfg.Channels, o.Channel)
-	if cmd.Flags().Changed("attack") {
-		cfg.SetAttacks([]string{o.Attack})
-	}
-	if o.Task != "" {
-		cfg.Task = o.Task
-	}
-	if o.Canary != "" {
-		cfg.Canary = o.Canary
-	}
-	if o.UserMessage != "" {
-		cfg.UserMessage = o.UserMessage
-	}
-	if len(o.SinkArgs) > 0 {
-		cfg.SinkArgs = map[string]any{}
-		for k, v := range o.SinkArgs {
-			cfg.SinkArgs[k] = v
-		}
-	}
-	if o.RequireSink {
-		cfg.RequireSink = true
-	}
+	o.cellFlags.applyTo(cmd, &cfg)
 	if err := o.poison.apply(cmd, &cfg); err != nil {
 		return err
 	}

@@ -20,7 +20,16 @@ const maxCellsShown = 50
 
 type singleRunOptions struct {
 	runOptions
-	Config      string
+	cellFlags
+	Config  string
+	Full    bool
+	runtime runtimeFlags
+	JSON    bool
+}
+
+// cellFlags choose one cell from the command line: pikit run, and pikit
+// mcp serve.
+type cellFlags struct {
 	Agent       string
 	Attack      string
 	Defense     string
@@ -30,9 +39,39 @@ type singleRunOptions struct {
 	UserMessage string
 	SinkArgs    map[string]string
 	RequireSink bool
-	Full        bool
-	runtime     runtimeFlags
-	JSON        bool
+}
+
+// applyTo sets what the flags given say in cfg, over what a config file set.
+func (c *cellFlags) applyTo(cmd *cobra.Command, cfg *matrix.Config) {
+	set := func(flag string, dst *[]string, v string) {
+		if cmd.Flags().Changed(flag) {
+			*dst = []string{v}
+		}
+	}
+	set("agent", &cfg.Agents, c.Agent)
+	set("defense", &cfg.Defenses, c.Defense)
+	set("channel", &cfg.Channels, c.Channel)
+	if cmd.Flags().Changed("attack") {
+		cfg.SetAttacks([]string{c.Attack})
+	}
+	if c.Task != "" {
+		cfg.Task = c.Task
+	}
+	if c.Canary != "" {
+		cfg.Canary = c.Canary
+	}
+	if c.UserMessage != "" {
+		cfg.UserMessage = c.UserMessage
+	}
+	if len(c.SinkArgs) > 0 {
+		cfg.SinkArgs = map[string]any{}
+		for k, v := range c.SinkArgs {
+			cfg.SinkArgs[k] = v
+		}
+	}
+	if c.RequireSink {
+		cfg.RequireSink = true
+	}
 }
 
 func newRunCmd(streams IO) *cobra.Command {
@@ -81,35 +120,7 @@ func runSingle(cmd *cobra.Command, streams IO, o *singleRunOptions) error {
 		}
 		o.inputs = []string{o.Config}
 	}
-	set := func(flag string, dst *[]string, v string) {
-		if cmd.Flags().Changed(flag) {
-			*dst = []string{v}
-		}
-	}
-	set("agent", &cfg.Agents, o.Agent)
-	set("defense", &cfg.Defenses, o.Defense)
-	set("channel", &cfg.Channels, o.Channel)
-	if cmd.Flags().Changed("attack") {
-		cfg.SetAttacks([]string{o.Attack})
-	}
-	if o.Task != "" {
-		cfg.Task = o.Task
-	}
-	if o.Canary != "" {
-		cfg.Canary = o.Canary
-	}
-	if o.UserMessage != "" {
-		cfg.UserMessage = o.UserMessage
-	}
-	if len(o.SinkArgs) > 0 {
-		cfg.SinkArgs = map[string]any{}
-		for k, v := range o.SinkArgs {
-			cfg.SinkArgs[k] = v
-		}
-	}
-	if o.RequireSink {
-		cfg.RequireSink = true
-	}
+	o.cellFlags.applyTo(cmd, &cfg)
 	o.apply(&cfg)
 	if err := o.runtime.apply(&cfg, &o.runOptions); err != nil {
 		return usage(err)
