@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pikit-go/pikit/agent"
+	"github.com/pikit-go/pikit/internal/procgroup"
 	"github.com/pikit-go/pikit/matrix"
 )
 
@@ -308,7 +309,7 @@ func (r *Runner) exec(ctx context.Context, key string, env map[string]string) (r
 		return res, err
 	}
 	cmd.Stdout, cmd.Stderr = outW, errW
-	setProcessGroup(cmd)
+	procgroup.Set(cmd)
 	start := time.Now()
 	err = cmd.Start()
 	outW.Close()
@@ -346,7 +347,7 @@ func (r *Runner) exec(ctx context.Context, key string, env map[string]string) (r
 	// Whatever the command left running in its group goes with it; its
 	// output is read to the end (or given up after killGrace, should
 	// something outside the group hold the pipes).
-	killGroup(cmd)
+	procgroup.Kill(cmd)
 	grace := time.NewTimer(killGrace)
 	defer grace.Stop()
 	for range 2 {
@@ -372,14 +373,14 @@ func (r *Runner) exec(ctx context.Context, key string, env map[string]string) (r
 // stop ends a running command: SIGTERM to its process group, SIGKILL
 // after killGrace. It returns the command's wait error.
 func stop(cmd *exec.Cmd, done <-chan error) error {
-	termGroup(cmd)
+	procgroup.Term(cmd)
 	t := time.NewTimer(killGrace)
 	defer t.Stop()
 	select {
 	case err := <-done:
 		return err
 	case <-t.C:
-		killGroup(cmd)
+		procgroup.Kill(cmd)
 		return <-done
 	}
 }

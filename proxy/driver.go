@@ -10,10 +10,10 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/pikit-go/pikit/agent"
+	"github.com/pikit-go/pikit/internal/procgroup"
 	"github.com/pikit-go/pikit/matrix"
 )
 
@@ -140,7 +140,7 @@ func (d *Driver) run(ctx context.Context, id string) (string, error) {
 	}
 	var stdout, stderr tail
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	procgroup.Set(cmd)
 	cmd.WaitDelay = waitDelay
 	if err := cmd.Start(); err != nil {
 		return "", fmt.Errorf("starting the agent command: %w", err)
@@ -152,14 +152,14 @@ func (d *Driver) run(ctx context.Context, id string) (string, error) {
 	case err = <-done:
 		// The run is over, however it ended: whatever the agent left
 		// running in its process group goes with it.
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		procgroup.Kill(cmd)
 		if errors.Is(err, exec.ErrWaitDelay) {
 			// It exited 0, leaving children that held its output.
 			err = nil
 		}
 	case <-ctx.Done():
 		// The whole process group: an agent's own children go too.
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		procgroup.Kill(cmd)
 		<-done
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return stdout.String(), fmt.Errorf("the agent command did not finish within %s (--agent-timeout); killed", timeout)

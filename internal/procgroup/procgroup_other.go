@@ -1,0 +1,18 @@
+//go:build !unix
+
+package procgroup
+
+import "os/exec"
+
+// Set does nothing where there are no process groups.
+func Set(*exec.Cmd) {}
+
+// Term ends the process of a started cmd.
+func Term(cmd *exec.Cmd) { Kill(cmd) }
+
+// Kill ends the process of a started cmd.
+func Kill(cmd *exec.Cmd) {
+	if cmd.Process != nil {
+		_ = cmd.Process.Kill()
+	}
+}
