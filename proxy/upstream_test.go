@@ -324,6 +324,8 @@ func TestUpstreamPath(t *testing.T) {
 		{name: "anthropic gateway prefix", spec: "anthropic:claude-test", base: "/anthropic", path: "/s/ID/v1/messages", wantPath: "/anthropic/v1/messages"},
 		{name: "openai-compatible chat on anthropic", spec: "anthropic:claude-test", base: "", path: "/s/ID/v1/chat/completions", wantPath: "/v1/chat/completions"},
 		{name: "query kept", spec: "openai:gpt-test", base: "/v1", path: "/s/ID/v1/chat/completions?api-version=2024-10-21", wantPath: "/v1/chat/completions", wantQry: "api-version=2024-10-21"},
+		{name: "base URL query kept", spec: "openai:gpt-test", base: "/v1?api-version=2024-10-21", path: "/s/ID/v1/chat/completions", wantPath: "/v1/chat/completions", wantQry: "api-version=2024-10-21"},
+		{name: "both queries", spec: "openai:gpt-test", base: "/v1?api-version=2024-10-21", path: "/s/ID/v1/chat/completions?trace=1", wantPath: "/v1/chat/completions", wantQry: "api-version=2024-10-21&trace=1"},
 		{name: "base_url option", spec: "openai:gpt-test", opt: "/opt/v1", path: "/s/ID/v1/chat/completions", wantPath: "/opt/v1/chat/completions"},
 		{name: "base URL variable", spec: "openai:gpt-test", env: "/env/v1", path: "/s/ID/v1/chat/completions", wantPath: "/env/v1/chat/completions"},
 		{name: "passed through", spec: "openai:gpt-test", base: "/v1", method: http.MethodGet, path: "/s/ID/v1/models", wantPath: "/v1/models"},
@@ -417,5 +419,32 @@ func TestSpendOffline(t *testing.T) {
 	}
 	if tr := s.Trace(); tr.ModelCalls != len(answers) || spent != 0 {
 		t.Errorf("%d model calls, spent %d times; want %d, 0", tr.ModelCalls, spent, len(answers))
+	}
+}
+
+// TestOverlongStreamEventIsAnError: an event too long to read is relayed
+// to the agent whole, and the trace says the proxy could not read it,
+// while the events around it are read.
+func TestOverlongStreamEventIsAnError(t *testing.T) {
+	huge := strings.Repeat("x", maxEventBytes+10)
+	up := newUpstream(t, func(rw http.ResponseWriter, _ *http.Request, _ int, _ []byte) {
+		rw.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(rw, `data: {"choices":[{"index":0,"delta":{"content":"before "}}]}`+"\n\n")
+		io.WriteString(rw, `data: {"choices":[{"index":0,"delta":{"content":"`+huge+`"}}]}`+"\n\n")
+		io.WriteString(rw, `data: {"choices":[{"index":0,"delta":{"content":"after"}}]}`+"\n\ndata: [DONE]\n\n")
+	})
+	srv, hs := newProxy(t, up.URL+"/v1")
+	s := mustOpen(t, srv, "ID", newDrive("openai:gpt-test"), sinkRules())
+	resp, body, err := post(t, hs.URL+"/s/ID/v1/chat/completions", []byte(`{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`), nil)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("%v %v", resp, err)
+	}
+	if !strings.Contains(string(body), huge) {
+		t.Error("the long event did not reach the agent whole")
+	}
+	tr := s.Trace()
+	last := tr.Steps[len(tr.Steps)-1]
+	if last.Text != "before after" || !strings.Contains(last.Error, "relayed to the agent but not read") {
+		t.Fatalf("model step text %q error %q", last.Text, last.Error)
 	}
 }
