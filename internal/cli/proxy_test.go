@@ -239,7 +239,7 @@ func TestProxyDryRunSendsNothing(t *testing.T) {
 	cfg := writeFile(t, dir, "exp.toml", strings.Replace(proxyExperiment, `"mock:obedient"`, `"openai:gpt-4o-mini"`, 1))
 	t.Setenv("OPENAI_API_KEY", "sk-dry-run-0123456789abcdef")
 	r := run(t, "proxy", "run", "--config", cfg, "--dry-run", "--upstream", "http://127.0.0.1:9/v1", "--", "false")
-	if r.code != 0 || !strings.Contains(r.out+r.err, "12") || !strings.Contains(r.out+r.err, "http://127.0.0.1:9/v1") {
+	if r.code != 0 || !strings.Contains(r.out, "cells:   12") || !strings.Contains(r.out, "as many as your agent makes") || !strings.Contains(r.out+r.err, "http://127.0.0.1:9/v1") {
 		t.Fatalf("exit %d\n%s%s", r.code, r.out, r.err)
 	}
 }

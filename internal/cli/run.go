@@ -486,7 +486,11 @@ func (o *runOptions) dryRun(streams IO, src matrix.Source, c matrix.Count) error
 	if err != nil {
 		return err
 	}
-	writePlan(streams.Out, c)
+	external := false
+	for _, cfg := range matrix.Configs(src) {
+		external = external || cfg.Driven != "" || cfg.Via != "" || cfg.Runtime != ""
+	}
+	writePlan(streams.Out, c, external)
 	writeEndpoints(streams.Out, eps)
 	return nil
 }
@@ -635,13 +639,20 @@ func (o *runOptions) openOutput(streams IO, src matrix.Source) (report.Writer, m
 // writePlan prints what a run would do, without sending anything: the
 // cells per value of each axis, counted from the axes (a plan of a billion
 // cells prints at once).
-func writePlan(w io.Writer, c matrix.Count) {
+//
+// external says the cells' agents are the user's own (the proxy, MCP, a
+// runtime): they choose how many model calls they make.
+func writePlan(w io.Writer, c matrix.Count, external bool) {
 	for _, a := range c.Axes {
 		parts := make([]string, len(a.Values))
 		for i, v := range a.Values {
 			parts[i] = fmt.Sprintf("%s %d", v.Value, v.Cells)
 		}
 		fmt.Fprintf(w, "%-8s %s\n", a.Field+":", strings.Join(parts, ", "))
+	}
+	if external {
+		fmt.Fprintf(w, "cells:   %d\nmodel calls: as many as your agent makes in each run (pikit does not bound them: --agent-timeout, --max-requests and --max-tokens do); nothing was sent\n", c.Cells)
+		return
 	}
 	fmt.Fprintf(w, "cells:   %d\nmodel calls: at most %d, %d of them to network targets (max_steps per cell, plus one per cell for an LLM judge); nothing was sent\n", c.Cells, c.MaxCalls, c.NetworkCalls)
 }
