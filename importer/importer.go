@@ -1,0 +1,401 @@
+// Package importer turns the field's prompt-injection benchmarks, from
+// their own data files as their users download them, into pikit datasets:
+// declarative scenarios (the benchmark's tools, as sources and sinks) and
+// cases that keep the benchmark's ids and say where they came from. The
+// datasets run with pikit dataset run like any other.
+//
+// Each benchmark's importer registers itself by name from the file that
+// defines it; Write encodes what one produces as a dataset TOML file.
+package importer
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/pikit-go/pikit/internal/suggest"
+)
+
+// An Importer turns a benchmark's own data files into a pikit dataset.
+type Importer struct {
+	Name        string // "injecagent", "agentdojo", ...
+	Description string // what it reads, in a line
+	// Import reads a file or a directory, as the benchmark's users
+	// download it.
+	Import func(path string) (*Dataset, error)
+}
+
+var (
+	mu        sync.RWMutex
+	importers = map[string]Importer{}
+)
+
+// Register adds an importer; it panics on a duplicate or empty name. Call
+// it from init.
+func Register(im Importer) {
+	mu.Lock()
+	defer mu.Unlock()
+	if im.Name == "" || im.Import == nil {
+		panic("importer: registered without a name or Import")
+	}
+	if _, dup := importers[im.Name]; dup {
+		panic("importer: " + im.Name + " registered twice")
+	}
+	importers[im.Name] = im
+}
+
+// Names returns the registered importers' names, sorted.
+func Names() []string {
+	mu.RLock()
+	defer mu.RUnlock()
+	out := make([]string, 0, len(importers))
+	for n := range importers {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Lookup returns the named importer; an unknown name is an error listing
+// the known ones.
+func Lookup(name string) (Importer, error) {
+	mu.RLock()
+	im, ok := importers[name]
+	mu.RUnlock()
+	if !ok {
+		known := Names()
+		return Importer{}, fmt.Errorf("unknown benchmark %q%s; known: %s", name, suggest.Hint(name, known), strings.Join(known, ", "))
+	}
+	return im, nil
+}
+
+// Dataset is what an import produces.
+type Dataset struct {
+	Meta      Meta
+	Scenarios []Scenario // [scenarios.NAME]
+	Cases     []Case     // [[cases]]
+}
+
+// Meta is a dataset's [meta] table.
+type Meta struct{ Name, Description, Reference string }
+
+// Scenario is a declarative agent scenario: its tools and where the
+// payload enters.
+type Scenario struct {
+	Name        string // unique in the dataset: letters, digits, _ - .
+	Description string
+	System      string
+	UserMessage string
+	// Channel is the default channel of cases that name none; "raw" is the
+	// payload text as it is, with no carrier.
+	Channel string
+	Taint   Taint
+	Tools   []Tool
+}
+
+// Taint says which source carries the payload, at which call and how.
+type Taint struct {
+	Tool string // the source tool whose result carries the payload
+	Call int    // 0: every call; n: only the nth
+	// Mode is "replace" (the default: the crafted text is the output),
+	// "insert" (at Marker in the output) or "append".
+	Mode   string
+	Marker string // with insert; removed from the output of clean runs
+}
+
+// Tool is a declarative tool: a source (fixed output, a template, or data
+// keyed by an argument) or a sink (records its calls, never acts).
+type Tool struct {
+	Name        string
+	Description string
+	Parameters  map[string]any // a JSON Schema object
+	Sink        bool
+	Output      string // a sink's confirmation, or a source's fixed output
+	Template    string // a source's output with {arg} filled from the call
+	ByArg       string // a source keyed by this argument: Data[value], else Output
+	Data        map[string]string
+}
+
+// Case is one [[cases]] table.
+type Case struct {
+	ID          string
+	Description string
+	Reference   string // where the case comes from in the benchmark
+	// Config holds the other keys, as a dataset file spells them
+	// ("agents", "attacks", "task", "sink_args", ...).
+	Config map[string]any
+}
+
+// Error is bad input: which file, where in it, and what was expected.
+type Error struct {
+	File  string
+	Line  int    // 0 when unknown
+	Field string // the field at fault ("case 3: Attacker Tools"), "" when none
+	Msg   string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+	}
+	b.WriteString(": ")
+	if e.Field != "" {
+		fmt.Fprintf(&b, "%s: ", e.Field)
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// MaxFileBytes bounds a benchmark file an importer reads.
+const MaxFileBytes = 64 << 20
+
+// ReadFile reads a benchmark file, refusing one over MaxFileBytes or one
+// that is not a regular file.
+func ReadFile(path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, &Error{File: path, Msg: fmt.Sprintf("cannot read it: %v", errUnwrap(err))}
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &Error{File: path, Msg: "not a regular file"}
+	}
+	if fi.Size() > MaxFileBytes {
+		return nil, &Error{File: path, Msg: fmt.Sprintf("%d bytes, over the %d a benchmark file may have", fi.Size(), MaxFileBytes)}
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &Error{File: path, Msg: fmt.Sprintf("cannot read it: %v", errUnwrap(err))}
+	}
+	return b, nil
+}
+
+func errUnwrap(err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err
+	}
+	return err
+}
+
+// Write encodes a dataset as a pikit dataset TOML file: [meta], then each
+// scenario, then the cases, every table's keys in a fixed order.
+func Write(w io.Writer, d *Dataset) error {
+	e := &encoder{}
+	e.table("meta")
+	e.kv("name", d.Meta.Name)
+	e.kv("description", d.Meta.Description)
+	e.kv("reference", d.Meta.Reference)
+	for _, sc := range d.Scenarios {
+		if !nameRe.MatchString(sc.Name) {
+			return fmt.Errorf("scenario %q: a name is letters, digits, _, - and .", sc.Name)
+		}
+		e.table("scenarios." + key(sc.Name))
+		e.kv("description", sc.Description)
+		e.kv("system", sc.System)
+		e.kv("user_message", sc.UserMessage)
+		e.kv("channel", sc.Channel)
+		taint := map[string]any{"tool": sc.Taint.Tool}
+		if sc.Taint.Call > 0 {
+			taint["call"] = sc.Taint.Call
+		}
+		if sc.Taint.Mode != "" {
+			taint["mode"] = sc.Taint.Mode
+		}
+		if sc.Taint.Marker != "" {
+			taint["marker"] = sc.Taint.Marker
+		}
+		if sc.Taint.Tool != "" {
+			e.kv("taint", taint)
+		}
+		for _, t := range sc.Tools {
+			e.arrayTable("scenarios." + key(sc.Name) + ".tools")
+			e.kv("name", t.Name)
+			e.kv("description", t.Description)
+			if t.Sink {
+				e.kv("sink", true)
+			}
+			e.kv("parameters", t.Parameters)
+			e.kv("output", t.Output)
+			e.kv("template", t.Template)
+			e.kv("by_arg", t.ByArg)
+			if len(t.Data) > 0 {
+				m := make(map[string]any, len(t.Data))
+				for k, v := range t.Data {
+					m[k] = v
+				}
+				e.kv("data", m)
+			}
+		}
+	}
+	for _, c := range d.Cases {
+		e.arrayTable("cases")
+		e.kv("id", c.ID)
+		e.kv("description", c.Description)
+		e.kv("reference", c.Reference)
+		for _, k := range sortedKeys(c.Config) {
+			e.kv(k, c.Config[k])
+		}
+	}
+	if e.err != nil {
+		return e.err
+	}
+	_, err := io.WriteString(w, e.b.String())
+	return err
+}
+
+var nameRe = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+
+// encoder writes TOML: tables, and values inline.
+type encoder struct {
+	b   strings.Builder
+	err error
+}
+
+func (e *encoder) table(name string) {
+	if e.b.Len() > 0 {
+		e.b.WriteByte('\n')
+	}
+	fmt.Fprintf(&e.b, "[%s]\n", name)
+}
+
+func (e *encoder) arrayTable(name string) {
+	if e.b.Len() > 0 {
+		e.b.WriteByte('\n')
+	}
+	fmt.Fprintf(&e.b, "[[%s]]\n", name)
+}
+
+// kv writes key = value; an empty string, map or list is left out.
+func (e *encoder) kv(k string, v any) {
+	switch x := v.(type) {
+	case nil:
+		return
+	case string:
+		if x == "" {
+			return
+		}
+	case map[string]any:
+		if len(x) == 0 {
+			return
+		}
+	case []string:
+		if x == nil {
+			return
+		}
+	}
+	e.b.WriteString(key(k))
+	e.b.WriteString(" = ")
+	e.value(v)
+	e.b.WriteByte('\n')
+}
+
+func (e *encoder) value(v any) {
+	switch x := v.(type) {
+	case string:
+		e.b.WriteString(quote(x))
+	case bool:
+		e.b.WriteString(strconv.FormatBool(x))
+	case int:
+		e.b.WriteString(strconv.Itoa(x))
+	case int64:
+		e.b.WriteString(strconv.FormatInt(x, 10))
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			e.err = fmt.Errorf("importer: %v has no TOML form", x)
+			return
+		}
+		s := strconv.FormatFloat(x, 'g', -1, 64)
+		if !strings.ContainsAny(s, ".eE") {
+			s += ".0"
+		}
+		e.b.WriteString(s)
+	case []string:
+		e.b.WriteByte('[')
+		for i, s := range x {
+			if i > 0 {
+				e.b.WriteString(", ")
+			}
+			e.b.WriteString(quote(s))
+		}
+		e.b.WriteByte(']')
+	case []any:
+		e.b.WriteByte('[')
+		for i, it := range x {
+			if i > 0 {
+				e.b.WriteString(", ")
+			}
+			e.value(it)
+		}
+		e.b.WriteByte(']')
+	case map[string]string:
+		m := make(map[string]any, len(x))
+		for k, v := range x {
+			m[k] = v
+		}
+		e.value(m)
+	case map[string]any:
+		e.b.WriteString("{ ")
+		for i, k := range sortedKeys(x) {
+			if i > 0 {
+				e.b.WriteString(", ")
+			}
+			e.b.WriteString(key(k))
+			e.b.WriteString(" = ")
+			e.value(x[k])
+		}
+		e.b.WriteString(" }")
+	default:
+		e.err = fmt.Errorf("importer: cannot write a %T in TOML", v)
+	}
+}
+
+var bareKey = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+func key(k string) string {
+	if bareKey.MatchString(k) {
+		return k
+	}
+	return quote(k)
+}
+
+// quote writes a TOML basic string.
+func quote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"':
+			b.WriteString(`\"`)
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\u%04X`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
