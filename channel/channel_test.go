@@ -157,7 +157,9 @@ func TestTaint(t *testing.T) {
 						t.Fatal("output equals the clean data")
 					}
 					checkFound(t, info.Name, opts, []byte(out), false, payload)
-					checkKept(t, info.Name, data, out)
+					if info.Name != "raw" { // raw drops its carrier by design
+						checkKept(t, info.Name, data, out)
+					}
 				})
 			}
 		}
@@ -683,6 +685,9 @@ func TestTaintPlainText(t *testing.T) {
 					t.Errorf("%s %s on %q: payload missing:\n%s", info.Name, comboName(opts), data, out)
 				}
 				for _, w := range wordRE.FindAllString(data, -1) {
+					if info.Name == "raw" { // raw drops its carrier by design
+						break
+					}
 					if !strings.Contains(out, w) {
 						t.Errorf("%s %s on %q: lost %q", info.Name, comboName(opts), data, w)
 					}
