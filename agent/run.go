@@ -168,6 +168,7 @@ func Run(ctx context.Context, t target.Target, sc *Scenario, in Input, h Hooks) 
 	tr.TaintDelivered = in.UserTainted
 
 	msgs := append(make([]target.Message, 0, size), target.Message{Role: target.RoleUser, Content: user})
+	taintCalls := 0 // calls of the taint point so far
 
 	for {
 		if tr.ModelCalls >= maxSteps {
@@ -193,15 +194,19 @@ func Run(ctx context.Context, t target.Target, sc *Scenario, in Input, h Hooks) 
 			return tr, nil
 		}
 		for _, call := range resp.ToolCalls {
-			result := tr.callTool(sc, call, in, h, instruction)
+			if call.Name == sc.TaintPoint {
+				taintCalls++
+			}
+			result := tr.callTool(sc, call, in, h, instruction, taintCalls)
 			msgs = append(msgs, target.Message{Role: target.RoleTool, ToolCallID: call.ID, Name: call.Name, Content: result})
 		}
 	}
 }
 
 // callTool runs one tool call, records it, and returns what the model is
-// given back.
-func (tr *Trace) callTool(sc *Scenario, call target.ToolCall, in Input, h Hooks, instruction string) string {
+// given back. n counts the calls of the taint point so far, this one
+// included.
+func (tr *Trace) callTool(sc *Scenario, call target.ToolCall, in Input, h Hooks, instruction string, n int) string {
 	step := Step{Kind: StepTool, Tool: call.Name, CallID: call.ID, Arguments: call.Arguments}
 	tool, ok := sc.Tool(call.Name)
 	if !ok {
@@ -233,9 +238,11 @@ func (tr *Trace) callTool(sc *Scenario, call target.ToolCall, in Input, h Hooks,
 		return step.Result
 	}
 	result := tool.Output(args)
-	if tainted, ok := in.Taint[call.Name]; ok {
-		result = tainted
+	if tainted, ok := in.Taint[call.Name]; ok && (call.Name != sc.TaintPoint || sc.TaintCall == 0 || n == sc.TaintCall) {
+		result = sc.place(result, tainted)
 		step.Tainted = true
+	} else if call.Name == sc.TaintPoint && sc.TaintMarker != "" {
+		result = strings.ReplaceAll(result, sc.TaintMarker, "")
 	}
 	if b := detect(h.Detectors, result); b != nil {
 		b.Point = "tool_result"
@@ -256,6 +263,27 @@ func (tr *Trace) callTool(sc *Scenario, call target.ToolCall, in Input, h Hooks,
 	}
 	tr.add(step)
 	return result
+}
+
+// place puts the crafted text in a taint point's output, as the
+// scenario's taint mode says.
+func (s *Scenario) place(output, tainted string) string {
+	switch s.TaintMode {
+	case TaintInsert:
+		if i := strings.Index(output, s.TaintMarker); i >= 0 {
+			// The first marker takes the payload; any other goes, as in
+			// a clean run.
+			rest := strings.ReplaceAll(output[i+len(s.TaintMarker):], s.TaintMarker, "")
+			return output[:i] + tainted + rest
+		}
+		fallthrough
+	case TaintAppend:
+		if output == "" {
+			return tainted
+		}
+		return output + "\n\n" + tainted
+	}
+	return tainted
 }
 
 // callArgs decodes a call's arguments; the empty object, which models send

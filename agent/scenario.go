@@ -27,10 +27,19 @@ type Tool struct {
 	// Output returns what the tool answers for the given arguments: the
 	// clean data of a source tool, the confirmation of a sink.
 	Output func(args map[string]any) string
+	// text is every output a declarative tool may give (for checks).
+	text string
+	// Schema, when set, is the parameters' JSON Schema as the model is
+	// offered it (a declarative tool's, with nested types Params cannot
+	// say); Params still check the calls.
+	Schema map[string]any
 }
 
 // Definition returns the tool as a target.Tool with a JSON Schema.
 func (t Tool) Definition() target.Tool {
+	if t.Schema != nil {
+		return target.Tool{Name: t.Name, Description: t.Description, Parameters: t.Schema}
+	}
 	props := map[string]any{}
 	required := []string{}
 	for _, p := range t.Params {
@@ -126,6 +135,14 @@ type Scenario struct {
 	Tools       []Tool
 	TaintPoint  string // the source tool whose output carries the payload ("" for chat)
 	Channel     string // the default channel for indirect injection
+	// TaintCall, when positive, taints only the taint point's nth call in
+	// a run (1 for the first); 0 taints every call.
+	TaintCall int
+	// TaintMode says how the crafted text meets the taint point's own
+	// output: TaintReplace (the default), TaintInsert (in place of
+	// TaintMarker, which clean runs remove) or TaintAppend.
+	TaintMode   string
+	TaintMarker string
 
 	// defs are the tools' definitions, built once by Register for the
 	// Tools slice in defsOf; every run of the scenario shares them
@@ -181,6 +198,13 @@ func (s *Scenario) Sinks() []string {
 // Direct reports whether the scenario takes only direct injection (no taint
 // point).
 func (s *Scenario) Direct() bool { return s.TaintPoint == "" }
+
+// Taint modes of a scenario.
+const (
+	TaintReplace = "replace"
+	TaintInsert  = "insert"
+	TaintAppend  = "append"
+)
 
 // Registry holds every registered scenario, keyed by agent name.
 var Registry = method.NewRegistry[*Scenario]("agent")

@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pikit-go/pikit/agent"
 	"github.com/pikit-go/pikit/attack"
 	"github.com/pikit-go/pikit/internal/suggest"
 	"github.com/pikit-go/pikit/matrix"
@@ -34,6 +35,7 @@ var ErrUnknown = errors.New("unknown dataset")
 type Case struct {
 	ID          string
 	Description string
+	Reference   string // where the case comes from (an imported benchmark's file and id)
 	Config      matrix.Config
 }
 
@@ -114,8 +116,18 @@ func Parse(file string, data []byte) (*Dataset, error) {
 		errs = append(errs, &matrix.Error{File: file, Line: idx.Line(p + "." + key), Case: id, Key: key, Msg: fmt.Sprintf(format, args...)})
 	}
 	for _, k := range sortedKeys(table) {
-		if k != "meta" && k != "cases" {
-			bad(k, "unknown top-level key%s; a dataset has [meta] and [[cases]]", suggest.Hint(k, []string{"meta", "cases"}))
+		if k != "meta" && k != "cases" && k != "scenarios" {
+			bad(k, "unknown top-level key%s; a dataset has [meta], [scenarios.NAME] and [[cases]]", suggest.Hint(k, []string{"meta", "cases", "scenarios"}))
+		}
+	}
+	var scenarios map[string]*agent.Scenario
+	var scenarioTables map[string]any
+	if v, present := table["scenarios"]; present {
+		var err error
+		if scenarios, scenarioTables, err = matrix.ParseScenarios(file, v, idx.Line, "scenarios"); err != nil {
+			// Cases naming a broken scenario would only add "unknown
+			// agent" to what is said here.
+			return nil, errors.Join(append(errs, err)...)
 		}
 	}
 	if meta, ok := table["meta"].(map[string]any); ok {
@@ -176,12 +188,19 @@ func Parse(file string, data []byte) (*Dataset, error) {
 				badCase(c.ID, prefix, "description", "want a string")
 			}
 		}
+		if v, present := raw["reference"]; present {
+			if s, isString := v.(string); isString {
+				c.Reference = s
+			} else {
+				badCase(c.ID, prefix, "reference", "want a string: where the case comes from")
+			}
+		}
 		if first, dup := seen[c.ID]; dup {
 			badCase(c.ID, prefix, "id", "duplicate case id %q (first used at %s)", c.ID, first)
 		} else {
 			seen[c.ID] = fmt.Sprintf("line %d", idx.Line(prefix+".id"))
 		}
-		cfg, err := matrix.DecodeTable(file, raw, func(p string) int { return idx.Line(prefix + "." + p) }, "", "id", "description")
+		cfg, err := matrix.DecodeTableIn(file, raw, func(p string) int { return idx.Line(prefix + "." + p) }, "", scenarios, scenarioTables, "id", "description", "reference")
 		if err != nil {
 			errs = append(errs, matrix.WithCase(err, c.ID))
 			continue

@@ -1,9 +1,13 @@
 package matrix
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+
+	"github.com/pikit-go/pikit/agent"
 )
 
 // Defaults of a Config, as the Python pikit has them.
@@ -82,6 +86,13 @@ type Config struct {
 	// one command never pass for another's on --resume. No file sets it.
 	Via string `json:"-"`
 
+	// Scenarios are the declarative scenarios the file defines
+	// ([scenarios.NAME]), by name: agents may name them beside the
+	// built-in ones. Read-only once parsed; scenariosKey is their
+	// definition as key material.
+	Scenarios    map[string]*agent.Scenario `json:"-"`
+	scenariosKey []byte
+
 	// CaseID and CaseDescription tag the results of a dataset case; the
 	// case id is part of every cell key.
 	CaseID          string `json:"-"`
@@ -99,6 +110,46 @@ type Config struct {
 	Source string `json:"-"`
 	lines  func(key string) int
 	empty  bool // parsed from a document that set nothing
+}
+
+// Scenario returns the named agent scenario: one the config's file
+// defines, else a built-in one.
+func (c *Config) Scenario(name string) (*agent.Scenario, error) {
+	if sc, ok := c.Scenarios[name]; ok {
+		return sc, nil
+	}
+	sc, err := agent.Lookup(name)
+	if err != nil && len(c.Scenarios) > 0 {
+		return nil, fmt.Errorf("%w; this file's scenarios: %s", err, strings.Join(c.scenarioNames(), ", "))
+	}
+	return sc, err
+}
+
+// AgentNames returns every agent a config can name: the built-in
+// scenarios and the file's own, sorted.
+func (c *Config) AgentNames() []string {
+	names := append(agent.Names(), c.scenarioNames()...)
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+func (c *Config) scenarioNames() []string {
+	names := make([]string, 0, len(c.Scenarios))
+	for n := range c.Scenarios {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// SetScenarios gives the config the declarative scenarios of its file
+// (raw is their tables as decoded, the key material of its cells).
+func (c *Config) SetScenarios(scs map[string]*agent.Scenario, raw map[string]any) {
+	c.Scenarios = scs
+	c.scenariosKey = nil
+	if len(raw) > 0 {
+		c.scenariosKey, _ = json.Marshal(raw)
+	}
 }
 
 // Empty reports whether the config was parsed from a document that set no

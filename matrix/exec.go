@@ -275,7 +275,7 @@ func (e *env) run(ctx context.Context, cell Cell, st *configState) (agent.Trace,
 	if e.driver != nil {
 		return e.drive(ctx, cell, st)
 	}
-	sc, err := e.scenario(cell.Agent)
+	sc, err := e.scenarioOf(cell)
 	if err != nil {
 		return agent.Trace{}, judge.Task{}, setupError{err}
 	}
@@ -375,7 +375,7 @@ func (e *env) drive(ctx context.Context, cell Cell, st *configState) (agent.Trac
 	var sc *agent.Scenario
 	if cell.Config.Driven == "" {
 		var err error
-		if sc, err = e.scenario(cell.Agent); err != nil {
+		if sc, err = e.scenarioOf(cell); err != nil {
 			return agent.Trace{}, judge.Task{}, setupError{err}
 		}
 	}
@@ -477,6 +477,15 @@ func (e *env) channel(spec Spec, seed int64) (channel.Channel, error) {
 // scenario returns the named agent scenario.
 func (e *env) scenario(name string) (*agent.Scenario, error) {
 	return cached(e, kindAgent, Spec{Name: name}, 0, func(int64) (*agent.Scenario, error) { return agent.Lookup(name) })
+}
+
+// scenarioOf returns a cell's scenario: its config's own, else a built-in
+// one (built once per run).
+func (e *env) scenarioOf(cell Cell) (*agent.Scenario, error) {
+	if sc, ok := cell.Config.Scenarios[cell.Agent]; ok {
+		return sc, nil
+	}
+	return e.scenario(cell.Agent)
 }
 
 // Kinds of what env.methods caches.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
+	"github.com/pikit-go/pikit/agent"
 	"github.com/pikit-go/pikit/internal/suggest"
 	"github.com/pikit-go/pikit/internal/tomlpos"
 	"github.com/pikit-go/pikit/method"
@@ -110,8 +111,18 @@ func ParseTOML(name string, data []byte) (map[string]any, tomlpos.Index, error) 
 // dataset case). skip names keys the caller handles itself (a case's id and
 // description).
 func DecodeTable(file string, table map[string]any, lines func(path string) int, prefix string, skip ...string) (Config, error) {
+	return DecodeTableIn(file, table, lines, prefix, nil, nil, skip...)
+}
+
+// DecodeTableIn is DecodeTable for a table whose agents may name the
+// declarative scenarios of its file (a dataset case): scs, with raw their
+// tables as ParseScenarios returned them.
+func DecodeTableIn(file string, table map[string]any, lines func(path string) int, prefix string, scs map[string]*agent.Scenario, raw map[string]any, skip ...string) (Config, error) {
 	d := &decoder{file: file, lines: lines, cfg: NewConfig(), paths: map[string]string{}}
 	d.cfg.Source = file
+	if len(scs) > 0 {
+		d.cfg.SetScenarios(scs, raw)
+	}
 	skipped := map[string]bool{}
 	for _, k := range skip {
 		skipped[k] = true
@@ -124,6 +135,14 @@ func DecodeTable(file string, table map[string]any, lines func(path string) int,
 			if _, ok := table[k].(map[string]any); !ok {
 				d.errorf(join(prefix, k), "want a table ([%s]), got %s", k, method.Describe(table[k]))
 			}
+		case k == "scenarios":
+			scs, raw, err := ParseScenarios(file, table[k], lines, join(prefix, k))
+			if err != nil {
+				d.errs = append(d.errs, err)
+				continue
+			}
+			d.cfg.SetScenarios(scs, raw)
+			d.paths[k] = join(prefix, k)
 		case slices.Contains(SectionNames, k):
 			m, ok := table[k].(map[string]any)
 			if !ok {

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/pikit-go/pikit/agent"
 	"github.com/pikit-go/pikit/attack"
 	"github.com/pikit-go/pikit/channel"
 	"github.com/pikit-go/pikit/defense"
@@ -104,7 +103,7 @@ func Expand(cfg Config) (*Grid, error) {
 	g.attacks = entries(axis(c.Attacks, c.attacksSet || len(c.AttackSpecs) == 0, c.AttackSpecs, attack.AttackNames))
 	g.defenses = entries(axis(c.Defenses, c.defensesSet || len(c.DefenseSpecs) == 0, c.DefenseSpecs, defense.AllNames))
 	channels := axis(c.Channels, c.channelsSet || len(c.ChannelSpecs) == 0, c.ChannelSpecs, channel.Names)
-	agents := expand(c.Agents, agent.Names)
+	agents := expand(c.Agents, c.AgentNames)
 	if c.Driven != "" {
 		// One external agent, whatever agents says; every channel as given.
 		agents = nil
@@ -125,7 +124,7 @@ func Expand(cfg Config) (*Grid, error) {
 			continue
 		}
 		seen[ag] = true
-		sc, err := agent.Lookup(ag)
+		sc, err := c.Scenario(ag)
 		if err != nil {
 			return nil, &Error{File: c.Source, Key: "agents", Msg: err.Error()}
 		}
@@ -310,9 +309,10 @@ func configKey(cfg *Config) []byte {
 		RuntimeOptions map[string]any            `json:"runtime_options,omitempty"`
 		Fixture        string                    `json:"fixture,omitempty"`
 		Sections       map[string]map[string]any `json:"sections,omitempty"`
+		Scenarios      json.RawMessage           `json:"scenarios,omitempty"`
 	}{cfg.CaseID, cfg.SeedSet, cfg.Task, cfg.Canary, cfg.RequireSink, cfg.SinkArgs, cfg.TargetSpec, cfg.TargetOpts,
 		cfg.JudgeType, cfg.UserMessage, cfg.DataSample, cfg.MaxSteps, cfg.CarrierMode, cfg.Temperature, cfg.Expected,
-		cfg.Driven, cfg.Via, cfg.Runtime, cfg.RuntimeOptions, cfg.Fixture, cfg.Sections}
+		cfg.Driven, cfg.Via, cfg.Runtime, cfg.RuntimeOptions, cfg.Fixture, cfg.Sections, cfg.scenariosKey}
 	b, err := json.Marshal(material)
 	if err != nil {
 		// Only unsupported option values (validated away) can fail here.

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/pikit-go/pikit/agent"
 	"github.com/pikit-go/pikit/attack"
 	"github.com/pikit-go/pikit/channel"
 	"github.com/pikit-go/pikit/defense"
@@ -51,7 +50,7 @@ func (c *Config) Validate() error {
 	specs("defense_specs", c.DefenseSpecs, defense.Validate)
 	names("channels", c.Channels, true, channel.Registry.Check)
 	specs("channel_specs", c.ChannelSpecs, channel.Registry.Validate)
-	names("agents", c.Agents, false, agent.Registry.Check)
+	names("agents", c.Agents, false, func(n string) error { _, err := c.Scenario(n); return err })
 
 	if c.Task == "" {
 		bad("task", "is empty; give the instruction the attacker wants followed")

@@ -77,12 +77,30 @@ func (Obedient) Chat(ctx context.Context, req Request) (Response, error) {
 		}
 		if len(called) == 0 && toolResults == 0 {
 			return Response{
-				ToolCalls:  []ToolCall{{ID: id, Name: req.Tools[0].Name, Arguments: "{}"}},
+				ToolCalls:  []ToolCall{{ID: id, Name: req.Tools[0].Name, Arguments: obFirstArgs(req.Tools[0], text)}},
 				StopReason: "tool_use",
 			}, nil
 		}
 	}
 	return Response{Text: obAnswer(req.Messages, newest), StopReason: "end"}, nil
+}
+
+// obFirstArgs are the arguments of the first call, which reads the data:
+// none for a tool without required parameters, else what the user's
+// request gives them ("ticket 1042"), or plausible values.
+func obFirstArgs(t Tool, request string) string {
+	required := false
+	for _, p := range obSchemaParams(t.Parameters) {
+		required = required || p.required
+	}
+	if !required {
+		return "{}"
+	}
+	if len(request) > obMaxText {
+		request = request[:obMaxText]
+	}
+	in := obInstruction{tool: t, sentence: request, block: request}
+	return obMarshalArgs(in.arguments())
 }
 
 // obAnswer is the final text: the reply the newest instruction asks

@@ -99,7 +99,7 @@ func checkMCPAgents(cmd *cobra.Command, cfg *matrix.Config, src matrix.Source, o
 			continue
 		}
 		for _, v := range axis.Values {
-			sc, err := agent.Lookup(v.Value)
+			sc, err := cfg.Scenario(v.Value)
 			if err != nil {
 				return usage(err)
 			}

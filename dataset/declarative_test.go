@@ -1,0 +1,95 @@
+package dataset
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/pikit-go/pikit/judge"
+	"github.com/pikit-go/pikit/matrix"
+)
+
+func TestDeclarativeScenarioRuns(t *testing.T) {
+	ds, err := LoadFile("testdata/declarative.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ds.Cases[0].Reference != "written for pikit's tests" {
+		t.Errorf("reference %q", ds.Cases[0].Reference)
+	}
+	cells, err := Plan(ds, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cells) != 2 || cells[0].Channel.Name != "raw" {
+		t.Fatalf("%d cells, channel %q: want 2 on the scenario's default channel raw", len(cells), cells[0].Channel.Name)
+	}
+	res, err := matrix.Runner{Concurrency: 2}.RunAll(context.Background(), cells)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		tr := r.TraceData
+		var ticket string
+		for _, s := range tr.Steps {
+			if s.Tool == "read_ticket" {
+				ticket = s.Result
+			}
+		}
+		if strings.Contains(ticket, "<NOTE>") || !strings.Contains(ticket, "My parcel arrived damaged.") {
+			t.Errorf("%s: the ticket as the model saw it: %q", r.Attack, ticket)
+		}
+		switch r.Attack {
+		case "none":
+			if r.Outcome != judge.NotReached || r.SinkFired {
+				t.Errorf("baseline: %s, sink %v", r.Outcome, r.SinkFired)
+			}
+		case "naive":
+			if r.Outcome != judge.FullSuccess || !strings.Contains(ticket, "9999-0000") {
+				t.Errorf("naive: %s (%s); ticket %q", r.Outcome, r.Reason, ticket)
+			}
+		}
+	}
+}
+
+func TestDeclarativeScenarioErrors(t *testing.T) {
+	base := `[scenarios.s]
+taint = "read"
+[[scenarios.s.tools]]
+name = "read"
+parameters = { type = "object", properties = { id = { type = "string" } } }
+template = "item {id}"
+[[scenarios.s.tools]]
+name = "send"
+sink = true
+parameters = { type = "object", properties = {} }
+[[cases]]
+agents = ["s"]
+`
+	for _, tc := range []struct{ name, from, to, want string }{
+		{"tool without a schema", `parameters = { type = "object", properties = { id = { type = "string" } } }`, ``, "f.toml:3: scenarios.s.tools[0].parameters: a tool needs parameters"},
+		{"sink also a source", "sink = true\n", "sink = true\ntemplate = \"x\"\n", "f.toml:9: scenarios.s.tools[1].sink: a sink that is also a source"},
+		{"taint names no tool", `taint = "read"`, `taint = "raed"`, `f.toml:2: scenarios.s.taint: names no tool of the scenario: "raed" (did you mean read?)`},
+		{"taint names a sink", `taint = "read"`, `taint = "send"`, `scenarios.s.taint: "send" is a sink`},
+		{"template names a missing argument", `template = "item {id}"`, `template = "item {idx}"`, "f.toml:6: scenarios.s.tools[0].template: {idx} names no parameter"},
+		{"unknown agent", `agents = ["s"]`, `agents = ["t"]`, "this file's scenarios: s"},
+		{"insert without marker", `taint = "read"`, `taint = { tool = "read", mode = "insert" }`, "mode insert needs a marker"},
+		{"marker not in output", `taint = "read"`, `taint = { tool = "read", mode = "insert", marker = "<M>" }`, `"<M>" is nowhere in the output of read`},
+		{"shadows a built-in", `[scenarios.s]`, `[scenarios.email]`, "is a built-in scenario"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := strings.Replace(base, tc.from, tc.to, 1)
+			if tc.name == "shadows a built-in" {
+				doc = strings.ReplaceAll(doc, "scenarios.s.", "scenarios.email.")
+				doc = strings.Replace(doc, `agents = ["s"]`, `agents = ["email"]`, 1)
+			}
+			_, err := Parse("f.toml", []byte(doc))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v\nwant %q", err, tc.want)
+			}
+			if tc.name != "unknown agent" && strings.Contains(err.Error(), "unknown agent") {
+				t.Errorf("a broken scenario also reported as an unknown agent: %v", err)
+			}
+		})
+	}
+}
