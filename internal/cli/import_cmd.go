@@ -1,0 +1,107 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pikit-go/pikit/dataset"
+	"github.com/pikit-go/pikit/importer"
+)
+
+type importOptions struct {
+	Output string
+	Force  bool
+	List   bool
+}
+
+func newImportCmd(streams IO) *cobra.Command {
+	o := &importOptions{}
+	cmd := &cobra.Command{
+		Use:   "import KIND PATH -o FILE.toml",
+		Short: "Turn a standard benchmark's own data files into a pikit dataset",
+		Long: `Read a prompt-injection benchmark's data files, as its users download them,
+and write a pikit dataset: declarative scenarios (the benchmark's tools, as
+sources and sinks) and cases that keep the benchmark's ids, each with a
+reference to where it came from. Run it with pikit dataset run.
+
+The written file is loaded back before pikit says it is done: what import
+writes, dataset run reads. --list names the benchmarks and what each reads.`,
+		Example: `  pikit import --list
+  pikit import injecagent InjecAgent/data -o injecagent.toml
+  pikit dataset run injecagent.toml --target openai:gpt-4o-mini -o results.jsonl`,
+		Args: func(cmd *cobra.Command, a []string) error {
+			if o.List {
+				return args(cobra.NoArgs)(cmd, a)
+			}
+			return args(cobra.ExactArgs(2))(cmd, a)
+		},
+		RunE: func(cmd *cobra.Command, a []string) error {
+			if o.List {
+				return listImporters(streams.Out)
+			}
+			return runImport(streams, o, a[0], a[1])
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.Output, "output", "o", "", "write the dataset to `FILE.toml` (required)")
+	f.BoolVar(&o.Force, "force", false, "overwrite an existing output file")
+	f.BoolVar(&o.List, "list", false, "list the benchmarks pikit imports")
+	return cmd
+}
+
+func listImporters(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "KIND\tREADS")
+	for _, n := range importer.Names() {
+		im, _ := importer.Lookup(n)
+		fmt.Fprintf(tw, "%s\t%s\n", n, im.Description)
+	}
+	return tw.Flush()
+}
+
+func runImport(streams IO, o *importOptions, kind, path string) error {
+	im, err := importer.Lookup(kind)
+	if err != nil {
+		return usage(err)
+	}
+	if o.Output == "" {
+		return usage(errors.New("-o FILE.toml is required: where to write the dataset"))
+	}
+	if !strings.HasSuffix(o.Output, ".toml") {
+		return usage(fmt.Errorf("-o %s: a dataset is a .toml file", o.Output))
+	}
+	if err := checkOutput("--output", o.Output, path); err != nil {
+		return err
+	}
+	if _, err := os.Stat(o.Output); err == nil && !o.Force {
+		return usage(fmt.Errorf("%s exists; give --force to overwrite it", o.Output))
+	}
+	if _, err := os.Stat(path); err != nil {
+		return usage(fmt.Errorf("%s: %w", path, errors.Unwrap(err)))
+	}
+	ds, err := im.Import(path)
+	if err != nil {
+		return usage(err)
+	}
+	var buf bytes.Buffer
+	if err := importer.Write(&buf, ds); err != nil {
+		return fmt.Errorf("%s: %w", kind, err)
+	}
+	// What import writes, dataset run must read: load it back first.
+	loaded, err := dataset.Parse(o.Output, buf.Bytes())
+	if err != nil {
+		return fmt.Errorf("%s: the dataset made from %s does not load (a bug in the importer; please report it): %w", kind, path, err)
+	}
+	if err := writeFileAtomic(o.Output, func(w io.Writer) error { _, err := w.Write(buf.Bytes()); return err }); err != nil {
+		return fmt.Errorf("writing %s: %w", o.Output, err)
+	}
+	fmt.Fprintf(streams.ErrOut, "%s: %d scenarios, %d cases from %s\nrun it: pikit dataset run %s\n", o.Output, len(ds.Scenarios), len(loaded.Cases), path, o.Output)
+	return nil
+}
