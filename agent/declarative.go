@@ -42,9 +42,10 @@ const DefaultDeclarativeChannel = "raw"
 //	taint = "tool" or { tool = "...", call = n, mode = "replace|insert|append", marker = "..." }
 //	[[scenarios.NAME.tools]]
 //	name, description, parameters (a JSON Schema object), and either
-//	sink = true (with an optional output: its confirmation), or a source's
-//	output (fixed text), template (text with {arg} filled from the call)
-//	or by_arg + data (data[value of that argument], else output)
+//	sink = true (with an optional output or template: its confirmation),
+//	or a source's output (fixed text), template (text with {arg} filled
+//	from the call) or by_arg + data (data[value of that argument], else
+//	output)
 //
 // It returns every problem it finds, each with its key; a scenario comes
 // back only when there are none.
@@ -280,8 +281,8 @@ func parseTool(m map[string]any) (Tool, []Problem) {
 	_, hasOutput := m["output"]
 	source := template != "" || byArg != "" || data != nil
 	switch {
-	case t.Sink && source:
-		bad("sink", "a sink that is also a source: a sink records its calls; drop template, by_arg and data, or sink = true")
+	case t.Sink && (byArg != "" || data != nil):
+		bad("sink", "a sink that is also a source: a sink records its calls and answers its output or template; drop by_arg and data, or sink = true")
 	case !t.Sink && !source && !hasOutput:
 		bad("output", "a source tool needs output (fixed text), template (text with {arg} from the call) or by_arg with data; a tool that acts is sink = true")
 	case (byArg == "") != (data == nil):
@@ -304,7 +305,7 @@ func parseTool(m map[string]any) (Tool, []Problem) {
 		t.text += v
 	}
 	switch {
-	case t.Sink:
+	case t.Sink && template == "":
 		confirm := output
 		if confirm == "" {
 			confirm = fmt.Sprintf("%s: done.", t.Name)

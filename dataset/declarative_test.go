@@ -68,7 +68,7 @@ agents = ["s"]
 `
 	for _, tc := range []struct{ name, from, to, want string }{
 		{"tool without a schema", `parameters = { type = "object", properties = { id = { type = "string" } } }`, ``, "f.toml:3: scenarios.s.tools[0].parameters: a tool needs parameters"},
-		{"sink also a source", "sink = true\n", "sink = true\ntemplate = \"x\"\n", "f.toml:9: scenarios.s.tools[1].sink: a sink that is also a source"},
+		{"sink also a source", "sink = true\n", "sink = true\nby_arg = \"x\"\n", "f.toml:9: scenarios.s.tools[1].sink: a sink that is also a source"},
 		{"taint names no tool", `taint = "read"`, `taint = "raed"`, `f.toml:2: scenarios.s.taint: names no tool of the scenario: "raed" (did you mean read?)`},
 		{"taint names a sink", `taint = "read"`, `taint = "send"`, `scenarios.s.taint: "send" is a sink`},
 		{"template names a missing argument", `template = "item {id}"`, `template = "item {idx}"`, "f.toml:6: scenarios.s.tools[0].template: {idx} names no parameter"},
