@@ -63,6 +63,10 @@ type Config struct {
 	// (key expected, or utility_canary): it measures utility, benign and
 	// under attack.
 	Expected string `json:"expected,omitempty"`
+	// Benchmark names the standard benchmark a case was imported from
+	// ("injecagent", "agentdojo"): results carry it in their metadata,
+	// and reports give that benchmark's own metrics beside pikit's.
+	Benchmark string `json:"benchmark,omitempty"`
 
 	// Runtime, RuntimeOptions and Fixture choose an agent runtime that
 	// runs each cell instead of pikit's own tool loop (the Python pikit's

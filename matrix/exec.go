@@ -596,6 +596,9 @@ func newResult(cell Cell, runID string) Result {
 		mode = "direct"
 	}
 	meta := map[string]any{"mode": constant(mode), "judge": constant(cfg.JudgeType)}
+	if cfg.Benchmark != "" {
+		meta["benchmark"] = cfg.Benchmark
+	}
 	if !cell.Direct() {
 		meta["carrier_mode"] = constant(cfg.CarrierMode)
 		if cfg.DataSample != "" {

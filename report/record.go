@@ -16,6 +16,9 @@ import (
 // whole result when it is wanted.
 type Record struct {
 	Key, Attack, Defense, Channel, Agent, Target, CaseID string
+	// Benchmark is the standard benchmark the result's case came from
+	// (its metadata's "benchmark"), "" for none.
+	Benchmark string
 
 	Outcome judge.Outcome
 	Success bool
@@ -78,6 +81,7 @@ func recordOf(r *matrix.Result) Record {
 	if r.Utility != nil {
 		rec.setUtility(*r.Utility)
 	}
+	rec.Benchmark, _ = r.Metadata["benchmark"].(string)
 	rec.normalize()
 	return rec
 }

@@ -463,6 +463,17 @@ func (s *scanner) decode(b []byte, rec *Record) error {
 			rec.RepeatIndex, err = intValue(key, v)
 		case "method_specs":
 			rec.MethodSpecs, err = s.methodSpecs(v)
+		case "metadata":
+			// Only a benchmark name is read from it, and only when the
+			// word is there at all.
+			if bytes.Contains(v, []byte(`"benchmark"`)) {
+				var m struct {
+					Benchmark string `json:"benchmark"`
+				}
+				if json.Unmarshal(v, &m) == nil {
+					rec.Benchmark = m.Benchmark
+				}
+			}
 		}
 		if err != nil {
 			return err

@@ -103,6 +103,76 @@ type Summary struct {
 	Outcomes      map[judge.Outcome]int `json:"outcomes"`
 	By            []string              `json:"by,omitempty"`
 	Groups        []Group               `json:"groups,omitempty"`
+	// Benchmarks are the metrics of the standard benchmarks the results'
+	// cases were imported from, as those benchmarks report them.
+	Benchmarks []BenchmarkMetrics `json:"benchmarks,omitempty"`
+}
+
+// BenchmarkMetrics are a standard benchmark's own metrics over the results
+// of its cases, beside pikit's.
+//
+// InjecAgent reports the attack success rate over valid outputs
+// (ASRValid) and over all (ASRAll); an output is invalid here when the
+// cell ended in a runtime error (the model's answer could not be used),
+// and Invalid counts those. AgentDojo reports utility (benign cells whose
+// answer meets the case's expected text), utility under attack, and the
+// targeted attack success rate (TargetedASR, pikit's judged ASR).
+type BenchmarkMetrics struct {
+	Name        string `json:"name"`
+	Cells       int    `json:"cells"`
+	ASRValid    Rate   `json:"asr_valid"`
+	ASRAll      Rate   `json:"asr_all"`
+	Invalid     int    `json:"invalid"`
+	Utility     Rate   `json:"utility"`
+	UtilityUA   Rate   `json:"utility_under_attack"`
+	TargetedASR Rate   `json:"targeted_asr"`
+}
+
+// benchAcc accumulates one benchmark's metrics.
+type benchAcc struct {
+	cells, attack, succ, invalid int
+	judged, judgedSucc           int
+	util, utilN, uaUtil, uaN     int
+}
+
+func (b *benchAcc) add(r *Record, judged, success, failed bool) {
+	b.cells++
+	if judged {
+		b.judged++
+		if success {
+			b.judgedSucc++
+		}
+	}
+	if r.benign() {
+		if r.Utility != nil && !failed {
+			b.utilN++
+			if *r.Utility {
+				b.util++
+			}
+		}
+		return
+	}
+	b.attack++
+	if failed {
+		b.invalid++
+	} else if success {
+		b.succ++
+	}
+	if r.Utility != nil && !failed {
+		b.uaN++
+		if *r.Utility {
+			b.uaUtil++
+		}
+	}
+}
+
+func (b *benchAcc) metrics(name string) BenchmarkMetrics {
+	return BenchmarkMetrics{
+		Name: name, Cells: b.cells, Invalid: b.invalid,
+		ASRValid: NewRate(b.succ, b.attack-b.invalid), ASRAll: NewRate(b.succ, b.attack),
+		Utility: NewRate(b.util, b.utilN), UtilityUA: NewRate(b.uaUtil, b.uaN),
+		TargetedASR: NewRate(b.judgedSucc, b.judged),
+	}
 }
 
 // GroupFields are the fields results can be grouped by.
@@ -129,7 +199,8 @@ func Summarize(results []matrix.Result, by ...string) Summary {
 // Aggregator builds a Summary from results added one at a time, keeping
 // only counts: its memory grows with the number of groups, not of results.
 type Aggregator struct {
-	by     []string
+	benches map[string]*benchAcc
+	by      []string
 	sum    Summary
 	all    groupAcc
 	groups map[string]*groupAcc
@@ -203,6 +274,9 @@ func (a *Aggregator) AddRecord(r *Record) {
 		a.sum.NotJudged++
 	}
 	a.all.add(r, judged, success, failed)
+	if b := a.bench(r.Benchmark); b != nil {
+		b.add(r, judged, success, failed)
+	}
 	if len(a.by) == 0 {
 		return
 	}
@@ -225,6 +299,23 @@ func (a *Aggregator) AddRecord(r *Record) {
 	g.add(r, judged, success, failed)
 }
 
+// bench returns the accumulator of a benchmark, nil for none (and past 64
+// names: they come from the results, so they are bounded).
+func (a *Aggregator) bench(name string) *benchAcc {
+	if name == "" {
+		return nil
+	}
+	b := a.benches[name]
+	if b == nil && len(a.benches) < 64 {
+		if a.benches == nil {
+			a.benches = map[string]*benchAcc{}
+		}
+		b = &benchAcc{}
+		a.benches[name] = b
+	}
+	return b
+}
+
 // Summary returns the summary of the results added so far.
 func (a *Aggregator) Summary() Summary {
 	s := a.sum
@@ -242,6 +333,15 @@ func (a *Aggregator) Summary() Summary {
 	s.Groups = nil
 	for _, k := range keys {
 		s.Groups = append(s.Groups, a.groups[k].group())
+	}
+	s.Benchmarks = nil
+	names := make([]string, 0, len(a.benches))
+	for n := range a.benches {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		s.Benchmarks = append(s.Benchmarks, a.benches[n].metrics(n))
 	}
 	return s
 }
@@ -285,9 +385,28 @@ func (s Summary) WriteText(w io.Writer) error {
 		fmt.Fprintf(tw, "benign utility\t%s\n", s.BenignUtility)
 	}
 	fmt.Fprintf(tw, "outcomes\t%s\n", strings.Join(outcomeParts(s.Outcomes), ", "))
+	for _, b := range s.Benchmarks {
+		b.writeText(tw)
+	}
 	if len(s.Groups) > 0 {
 		fmt.Fprintln(tw)
 		s.writeGroups(tw)
 	}
 	return tw.Flush()
+}
+
+// writeText writes a benchmark's own metrics, those it defines.
+func (b BenchmarkMetrics) writeText(tw io.Writer) {
+	name := termsafe.Line(b.Name)
+	switch b.Name {
+	case "injecagent":
+		fmt.Fprintf(tw, "InjecAgent ASR-valid\t%s\n", b.ASRValid)
+		fmt.Fprintf(tw, "InjecAgent ASR-all\t%s (%d invalid: runtime errors)\n", b.ASRAll, b.Invalid)
+	case "agentdojo":
+		fmt.Fprintf(tw, "AgentDojo utility\t%s\n", b.Utility)
+		fmt.Fprintf(tw, "AgentDojo utility under attack\t%s\n", b.UtilityUA)
+		fmt.Fprintf(tw, "AgentDojo targeted ASR\t%s\n", b.TargetedASR)
+	default:
+		fmt.Fprintf(tw, "%s\t%d cells, attack success %s\n", name, b.Cells, b.TargetedASR)
+	}
 }

@@ -1,0 +1,58 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/pikit-go/pikit/judge"
+	"github.com/pikit-go/pikit/matrix"
+)
+
+func TestBenchmarkMetrics(t *testing.T) {
+	yes, no := true, false
+	mk := func(bench, attack string, o judge.Outcome, util *bool) matrix.Result {
+		return matrix.Result{Key: attack + string(o) + bench, Attack: attack, Agent: "a", Outcome: o, Success: o.Success(),
+			Utility: util, Metadata: map[string]any{"benchmark": bench}}
+	}
+	results := []matrix.Result{
+		mk("injecagent", "naive", judge.FullSuccess, nil),
+		mk("injecagent", "naive", judge.Refused, nil),
+		mk("injecagent", "naive", judge.RuntimeError, nil),
+		mk("injecagent", "none", judge.NotReached, nil),
+		mk("agentdojo", "none", judge.NotReached, &yes),
+		mk("agentdojo", "none", judge.NotReached, &no),
+		mk("agentdojo", "naive", judge.FullSuccess, &no),
+		mk("agentdojo", "naive", judge.Refused, &yes),
+		mk("", "naive", judge.FullSuccess, nil),
+	}
+	// In memory, and through the scanner that reads a results file.
+	var jsonl bytes.Buffer
+	for _, r := range results {
+		jsonl.Write(r.AppendJSON(nil))
+		jsonl.WriteByte('\n')
+	}
+	scanned := NewAggregator()
+	if err := Scan(&jsonl, "r.jsonl", ".jsonl", func(r *Record) error { scanned.AddRecord(r); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range map[string]Summary{"memory": Summarize(results), "scan": scanned.Summary()} {
+		if len(s.Benchmarks) != 2 {
+			t.Fatalf("%s: %d benchmarks, want 2: %+v", name, len(s.Benchmarks), s.Benchmarks)
+		}
+		dojo, inj := s.Benchmarks[0], s.Benchmarks[1]
+		if inj.Name != "injecagent" || inj.ASRValid.Successes != 1 || inj.ASRValid.N != 2 || inj.ASRAll.N != 3 || inj.Invalid != 1 {
+			t.Errorf("%s: injecagent %+v", name, inj)
+		}
+		if dojo.Name != "agentdojo" || dojo.Utility.Successes != 1 || dojo.Utility.N != 2 || dojo.UtilityUA.Successes != 1 || dojo.UtilityUA.N != 2 || dojo.TargetedASR.Successes != 1 || dojo.TargetedASR.N != 2 {
+			t.Errorf("%s: agentdojo %+v", name, dojo)
+		}
+		var text bytes.Buffer
+		s.WriteText(&text)
+		for _, want := range []string{"InjecAgent ASR-valid", "InjecAgent ASR-all", "1/3 (33.3%", "(1 invalid: runtime errors)", "AgentDojo utility under attack", "AgentDojo targeted ASR"} {
+			if !strings.Contains(text.String(), want) {
+				t.Errorf("%s: summary lacks %q:\n%s", name, want, text.String())
+			}
+		}
+	}
+}
