@@ -201,10 +201,10 @@ func Summarize(results []matrix.Result, by ...string) Summary {
 type Aggregator struct {
 	benches map[string]*benchAcc
 	by      []string
-	sum    Summary
-	all    groupAcc
-	groups map[string]*groupAcc
-	key    []byte
+	sum     Summary
+	all     groupAcc
+	groups  map[string]*groupAcc
+	key     []byte
 }
 
 type groupAcc struct {
