@@ -77,6 +77,10 @@ func Lookup(name string) (Importer, error) {
 
 // Dataset is what an import produces.
 type Dataset struct {
+	// Benchmark is written into every case that names none (its results'
+	// metadata then carries it, and reports add that benchmark's own
+	// metrics); pikit import sets it to the importer's name.
+	Benchmark string
 	Meta      Meta
 	Scenarios []Scenario // [scenarios.NAME]
 	Cases     []Case     // [[cases]]
@@ -239,6 +243,9 @@ func Write(w io.Writer, d *Dataset) error {
 		e.kv("id", c.ID)
 		e.kv("description", c.Description)
 		e.kv("reference", c.Reference)
+		if _, set := c.Config["benchmark"]; !set {
+			e.kv("benchmark", d.Benchmark)
+		}
 		for _, k := range sortedKeys(c.Config) {
 			e.kv(k, c.Config[k])
 		}

@@ -90,6 +90,9 @@ func runImport(streams IO, o *importOptions, kind, path string) error {
 	if err != nil {
 		return usage(err)
 	}
+	if ds.Benchmark == "" {
+		ds.Benchmark = kind
+	}
 	var buf bytes.Buffer
 	if err := importer.Write(&buf, ds); err != nil {
 		return fmt.Errorf("%s: %w", kind, err)

@@ -55,7 +55,8 @@ func TestImportCommand(t *testing.T) {
 		t.Fatalf("dataset run: exit %d: %s", r.code, r.err)
 	}
 	for _, m := range readJSONL(t, res) {
-		if m["outcome"] != "full_success" || m["agent"] != "notes" {
+		meta, _ := m["metadata"].(map[string]any)
+		if m["outcome"] != "full_success" || m["agent"] != "notes" || meta["benchmark"] != "linefile" {
 			t.Errorf("%v: %v on %v (%v)", m["case_id"], m["outcome"], m["agent"], m["reason"])
 		}
 	}
