@@ -33,6 +33,7 @@ func init() {
 		Name:        "bipia",
 		Description: "BIPIA: email/table/qa/abstract/code contexts (JSONL) × text/code attack files, injected at end, start and middle",
 		Import:      func(path string) (*Dataset, error) { return ImportBIPIA(path, BIPIAOptions{}) },
+		ImportWith:  WithOptions(ImportBIPIA),
 	})
 }
 

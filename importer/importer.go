@@ -29,6 +29,30 @@ type Importer struct {
 	// Import reads a file or a directory, as the benchmark's users
 	// download it.
 	Import func(path string) (*Dataset, error)
+	// ImportWith, when set, is Import with options (pikit import --set
+	// key=value), applied in order; an unknown key or a bad value is an
+	// error naming it.
+	ImportWith func(path string, opts []Option) (*Dataset, error)
+}
+
+// Option is one key=value an importer takes.
+type Option struct{ Key, Value string }
+
+// WithOptions adapts an import function that takes an options value with a
+// Set(key, value) method into Importer.ImportWith.
+func WithOptions[O any, P interface {
+	*O
+	Set(key, value string) error
+}](imp func(path string, o O) (*Dataset, error)) func(string, []Option) (*Dataset, error) {
+	return func(path string, opts []Option) (*Dataset, error) {
+		var o O
+		for _, kv := range opts {
+			if err := P(&o).Set(kv.Key, kv.Value); err != nil {
+				return nil, fmt.Errorf("--set %s=%s: %w", kv.Key, kv.Value, err)
+			}
+		}
+		return imp(path, o)
+	}
 }
 
 var (

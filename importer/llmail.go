@@ -33,6 +33,7 @@ func init() {
 		Name:        "llmail",
 		Description: "LLMail-Inject: scenarios.json and submissions JSONL (subject, body, level, objectives) → email-agent cases judged on send_email's destination and body",
 		Import:      func(path string) (*Dataset, error) { return ImportLLMail(path, LLMailOptions{}) },
+		ImportWith:  WithOptions(ImportLLMail),
 	})
 }
 

@@ -30,6 +30,7 @@ func init() {
 		Name:        "mcptox",
 		Description: "MCPTox: response_all.json (servers, poisoned tool descriptions, queries) → scenarios whose tool description carries the payload",
 		Import:      func(path string) (*Dataset, error) { return ImportMCPTox(path, MCPToxOptions{}) },
+		ImportWith:  WithOptions(ImportMCPTox),
 	})
 }
 

@@ -28,6 +28,7 @@ func init() {
 		Name:        "spikee",
 		Description: "spikee: a seed folder (base documents, jailbreaks, instructions, standalone attacks, system messages) → document × jailbreak × instruction × position",
 		Import:      func(path string) (*Dataset, error) { return ImportSpikee(path, SpikeeOptions{}) },
+		ImportWith:  WithOptions(ImportSpikee),
 	})
 }
 

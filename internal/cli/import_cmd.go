@@ -16,6 +16,7 @@ import (
 )
 
 type importOptions struct {
+	Set    []string
 	Output string
 	Force  bool
 	List   bool
@@ -53,6 +54,7 @@ writes, dataset run reads. --list names the benchmarks and what each reads.`,
 	f.StringVarP(&o.Output, "output", "o", "", "write the dataset to `FILE.toml` (required)")
 	f.BoolVar(&o.Force, "force", false, "overwrite an existing output file")
 	f.BoolVar(&o.List, "list", false, "list the benchmarks pikit imports")
+	f.StringArrayVar(&o.Set, "set", nil, "an importer option `KEY=VALUE` (repeatable), e.g. limit=100 or positions=start,end; an unknown key lists the importer's options")
 	return cmd
 }
 
@@ -86,7 +88,23 @@ func runImport(streams IO, o *importOptions, kind, path string) error {
 	if _, err := os.Stat(path); err != nil {
 		return usage(fmt.Errorf("%s: %w", path, errors.Unwrap(err)))
 	}
-	ds, err := im.Import(path)
+	var ds *importer.Dataset
+	if len(o.Set) > 0 {
+		if im.ImportWith == nil {
+			return usage(fmt.Errorf("--set: the %s importer takes no options", kind))
+		}
+		var opts []importer.Option
+		for _, kv := range o.Set {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok || k == "" {
+				return usage(fmt.Errorf("--set %q: want KEY=VALUE", kv))
+			}
+			opts = append(opts, importer.Option{Key: k, Value: v})
+		}
+		ds, err = im.ImportWith(path, opts)
+	} else {
+		ds, err = im.Import(path)
+	}
 	if err != nil {
 		return usage(err)
 	}
