@@ -261,6 +261,7 @@ func parseTool(m map[string]any) (Tool, []Problem) {
 			t.Params = append(t.Params, Param{Name: pn, Type: typ, Description: desc, Required: slices.Contains(required, pn)})
 		}
 		t.Schema = jsonSchema(schema)
+		t.AllowExtra, _ = schema["additionalProperties"].(bool)
 	}
 	output, template, byArg := str("output"), str("template"), str("by_arg")
 	var data map[string]string

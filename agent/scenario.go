@@ -29,6 +29,9 @@ type Tool struct {
 	Output func(args map[string]any) string
 	// text is every output a declarative tool may give (for checks).
 	text string
+	// AllowExtra accepts arguments beyond Params (a declarative tool whose
+	// schema says additionalProperties = true); they are not checked.
+	AllowExtra bool
 	// Schema, when set, is the parameters' JSON Schema as the model is
 	// offered it (a declarative tool's, with nested types Params cannot
 	// say); Params still check the calls.
@@ -65,7 +68,7 @@ func (t Tool) Check(args map[string]any) error {
 	}
 	valid := true
 	for k, v := range args {
-		if p, ok := t.param(k); !ok || !typeMatches(p.Type, v) {
+		if p, ok := t.param(k); (!ok && !t.AllowExtra) || (ok && !typeMatches(p.Type, v)) {
 			valid = false
 			break
 		}
@@ -80,6 +83,9 @@ func (t Tool) Check(args map[string]any) error {
 	sort.Strings(names)
 	for _, k := range names {
 		p, ok := t.param(k)
+		if !ok && t.AllowExtra {
+			continue
+		}
 		if !ok {
 			if len(k) > 64 {
 				n := 64
