@@ -25,6 +25,9 @@ func TestBenchmarkMetrics(t *testing.T) {
 		mk("agentdojo", "naive", judge.FullSuccess, &no),
 		mk("agentdojo", "naive", judge.Refused, &yes),
 		mk("", "naive", judge.FullSuccess, nil),
+		mk("mcptox", "none", judge.FullSuccess, nil),
+		mk("mcptox", "none", judge.Refused, nil),
+		mk("mcptox", "none", judge.NotJudged, nil),
 	}
 	// In memory, and through the scanner that reads a results file.
 	var jsonl bytes.Buffer
@@ -37,10 +40,13 @@ func TestBenchmarkMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, s := range map[string]Summary{"memory": Summarize(results), "scan": scanned.Summary()} {
-		if len(s.Benchmarks) != 2 {
-			t.Fatalf("%s: %d benchmarks, want 2: %+v", name, len(s.Benchmarks), s.Benchmarks)
+		if len(s.Benchmarks) != 3 {
+			t.Fatalf("%s: %d benchmarks, want 3: %+v", name, len(s.Benchmarks), s.Benchmarks)
 		}
-		dojo, inj := s.Benchmarks[0], s.Benchmarks[1]
+		dojo, inj, tox := s.Benchmarks[0], s.Benchmarks[1], s.Benchmarks[2]
+		if tox.Name != "mcptox" || tox.PoisonedASR.Successes != 1 || tox.PoisonedASR.N != 2 {
+			t.Errorf("%s: mcptox %+v", name, tox)
+		}
 		if inj.Name != "injecagent" || inj.ASRValid.Successes != 1 || inj.ASRValid.N != 2 || inj.ASRAll.N != 3 || inj.Invalid != 1 {
 			t.Errorf("%s: injecagent %+v", name, inj)
 		}
@@ -49,7 +55,7 @@ func TestBenchmarkMetrics(t *testing.T) {
 		}
 		var text bytes.Buffer
 		s.WriteText(&text)
-		for _, want := range []string{"InjecAgent ASR-valid", "InjecAgent ASR-all", "1/3 (33.3%", "(1 invalid: runtime errors)", "AgentDojo utility under attack", "AgentDojo targeted ASR"} {
+		for _, want := range []string{"InjecAgent ASR-valid", "InjecAgent ASR-all", "1/3 (33.3%", "(1 invalid: runtime errors)", "AgentDojo utility under attack", "AgentDojo targeted ASR", "MCPTox attack success"} {
 			if !strings.Contains(text.String(), want) {
 				t.Errorf("%s: summary lacks %q:\n%s", name, want, text.String())
 			}

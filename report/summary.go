@@ -126,6 +126,10 @@ type BenchmarkMetrics struct {
 	Utility     Rate   `json:"utility"`
 	UtilityUA   Rate   `json:"utility_under_attack"`
 	TargetedASR Rate   `json:"targeted_asr"`
+	// PoisonedASR counts every cell that ran, baselines included: for a
+	// benchmark whose payload sits in the scenario itself (MCPTox's
+	// poisoned tool descriptions, run with attack none).
+	PoisonedASR Rate `json:"poisoned_asr"`
 }
 
 // benchAcc accumulates one benchmark's metrics.
@@ -133,10 +137,17 @@ type benchAcc struct {
 	cells, attack, succ, invalid int
 	judged, judgedSucc           int
 	util, utilN, uaUtil, uaN     int
+	ran, ranSucc                 int
 }
 
 func (b *benchAcc) add(r *Record, judged, success, failed bool) {
 	b.cells++
+	if !failed && r.Outcome != judge.NotJudged {
+		b.ran++
+		if r.Success {
+			b.ranSucc++
+		}
+	}
 	if judged {
 		b.judged++
 		if success {
@@ -172,6 +183,7 @@ func (b *benchAcc) metrics(name string) BenchmarkMetrics {
 		ASRValid: NewRate(b.succ, b.attack-b.invalid), ASRAll: NewRate(b.succ, b.attack),
 		Utility: NewRate(b.util, b.utilN), UtilityUA: NewRate(b.uaUtil, b.uaN),
 		TargetedASR: NewRate(b.judgedSucc, b.judged),
+		PoisonedASR: NewRate(b.ranSucc, b.ran),
 	}
 }
 
@@ -402,6 +414,8 @@ func (b BenchmarkMetrics) writeText(tw io.Writer) {
 	case "injecagent":
 		fmt.Fprintf(tw, "InjecAgent ASR-valid\t%s\n", b.ASRValid)
 		fmt.Fprintf(tw, "InjecAgent ASR-all\t%s (%d invalid: runtime errors)\n", b.ASRAll, b.Invalid)
+	case "mcptox":
+		fmt.Fprintf(tw, "MCPTox attack success\t%s (payload in tool descriptions; every judged cell counts)\n", b.PoisonedASR)
 	case "agentdojo":
 		fmt.Fprintf(tw, "AgentDojo utility\t%s\n", b.Utility)
 		fmt.Fprintf(tw, "AgentDojo utility under attack\t%s\n", b.UtilityUA)
