@@ -423,11 +423,6 @@ func (b *iaBuilder) testCase(c iaCase, kind, setting string) (Case, error) {
 	if err != nil {
 		return Case{}, err
 	}
-	if _, err := c.str("Tool Parameters", false, "the user tool's arguments"); err != nil {
-		if raw := c.fields["Tool Parameters"]; iaKind(raw) != "an object" {
-			return Case{}, err
-		}
-	}
 
 	if err := b.checkTool(c, "User Tool", userTool); err != nil {
 		return Case{}, err
