@@ -121,14 +121,15 @@ func Parse(file string, data []byte) (*Dataset, error) {
 		}
 	}
 	var scenarios map[string]*agent.Scenario
-	var scenarioTables map[string]any
+	var digests map[string]string
 	if v, present := table["scenarios"]; present {
-		var err error
-		if scenarios, scenarioTables, err = matrix.ParseScenarios(file, v, idx.Line, "scenarios"); err != nil {
+		scs, raw, err := matrix.ParseScenarios(file, v, idx.Line, "scenarios")
+		if err != nil {
 			// Cases naming a broken scenario would only add "unknown
 			// agent" to what is said here.
 			return nil, errors.Join(append(errs, err)...)
 		}
+		scenarios, digests = scs, matrix.ScenarioDigests(raw)
 	}
 	if meta, ok := table["meta"].(map[string]any); ok {
 		for _, k := range sortedKeys(meta) {
@@ -200,7 +201,7 @@ func Parse(file string, data []byte) (*Dataset, error) {
 		} else {
 			seen[c.ID] = fmt.Sprintf("line %d", idx.Line(prefix+".id"))
 		}
-		cfg, err := matrix.DecodeTableIn(file, raw, func(p string) int { return idx.Line(prefix + "." + p) }, "", scenarios, scenarioTables, "id", "description", "reference")
+		cfg, err := matrix.DecodeTableIn(file, raw, func(p string) int { return idx.Line(prefix + "." + p) }, "", scenarios, digests, "id", "description", "reference")
 		if err != nil {
 			errs = append(errs, matrix.WithCase(err, c.ID))
 			continue

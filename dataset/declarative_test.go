@@ -93,3 +93,49 @@ agents = ["s"]
 		})
 	}
 }
+
+// A cell's key holds the definition of the scenario it runs on, and of no
+// other: editing one scenario reruns its cases only.
+func TestScenarioEditChangesOnlyItsKeys(t *testing.T) {
+	doc := `[scenarios.a]
+taint = "read"
+[[scenarios.a.tools]]
+name = "read"
+parameters = { type = "object", properties = {} }
+output = "A"
+[scenarios.b]
+taint = "read"
+[[scenarios.b.tools]]
+name = "read"
+parameters = { type = "object", properties = {} }
+output = "B"
+[[cases]]
+id = "on-a"
+agents = ["a"]
+[[cases]]
+id = "on-b"
+agents = ["b"]
+`
+	keys := func(doc string) map[string]string {
+		ds, err := Parse("f.toml", []byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cells, err := Plan(ds, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		for _, c := range cells {
+			out[c.Config.CaseID] = c.Key
+		}
+		return out
+	}
+	before, after := keys(doc), keys(strings.Replace(doc, `output = "B"`, `output = "B, edited"`, 1))
+	if before["on-a"] != after["on-a"] {
+		t.Error("editing scenario b changed the key of a case on a")
+	}
+	if before["on-b"] == after["on-b"] {
+		t.Error("editing scenario b left the key of its case unchanged")
+	}
+}

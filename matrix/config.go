@@ -1,6 +1,8 @@
 package matrix
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -92,10 +94,10 @@ type Config struct {
 
 	// Scenarios are the declarative scenarios the file defines
 	// ([scenarios.NAME]), by name: agents may name them beside the
-	// built-in ones. Read-only once parsed; scenariosKey is their
-	// definition as key material.
-	Scenarios    map[string]*agent.Scenario `json:"-"`
-	scenariosKey []byte
+	// built-in ones. Read-only once parsed, and shared by a file's cases;
+	// scenarioDigests identify their definitions for cell keys.
+	Scenarios       map[string]*agent.Scenario `json:"-"`
+	scenarioDigests map[string]string
 
 	// CaseID and CaseDescription tag the results of a dataset case; the
 	// case id is part of every cell key.
@@ -146,14 +148,45 @@ func (c *Config) scenarioNames() []string {
 	return names
 }
 
-// SetScenarios gives the config the declarative scenarios of its file
-// (raw is their tables as decoded, the key material of its cells).
-func (c *Config) SetScenarios(scs map[string]*agent.Scenario, raw map[string]any) {
-	c.Scenarios = scs
-	c.scenariosKey = nil
-	if len(raw) > 0 {
-		c.scenariosKey, _ = json.Marshal(raw)
+// SetScenarios gives the config the declarative scenarios of its file,
+// with their digests (ScenarioDigests of their tables): a cell's key holds
+// the digests of the scenarios its config's agents name, so editing a
+// scenario changes the keys of its cells and of no other.
+func (c *Config) SetScenarios(scs map[string]*agent.Scenario, digests map[string]string) {
+	c.Scenarios, c.scenarioDigests = scs, digests
+}
+
+// ScenarioDigests returns a digest of each scenario's table, computed once
+// for a file and shared by its cases.
+func ScenarioDigests(raw map[string]any) map[string]string {
+	out := make(map[string]string, len(raw))
+	for name, t := range raw {
+		b, _ := json.Marshal(t) // map keys sorted: the same table, the same bytes
+		sum := sha256.Sum256(b)
+		out[name] = hex.EncodeToString(sum[:12])
 	}
+	return out
+}
+
+// scenarioKey is the key material of the file scenarios the config's
+// agents name ("*" names them all), nil when they name none.
+func (c *Config) scenarioKey() map[string]string {
+	if len(c.scenarioDigests) == 0 {
+		return nil
+	}
+	out := map[string]string{}
+	for _, a := range c.Agents {
+		if a == WildcardName {
+			return c.scenarioDigests
+		}
+		if d, ok := c.scenarioDigests[a]; ok {
+			out[a] = d
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // Empty reports whether the config was parsed from a document that set no

@@ -115,13 +115,13 @@ func DecodeTable(file string, table map[string]any, lines func(path string) int,
 }
 
 // DecodeTableIn is DecodeTable for a table whose agents may name the
-// declarative scenarios of its file (a dataset case): scs, with raw their
-// tables as ParseScenarios returned them.
-func DecodeTableIn(file string, table map[string]any, lines func(path string) int, prefix string, scs map[string]*agent.Scenario, raw map[string]any, skip ...string) (Config, error) {
+// declarative scenarios of its file (a dataset case): scs, with their
+// ScenarioDigests.
+func DecodeTableIn(file string, table map[string]any, lines func(path string) int, prefix string, scs map[string]*agent.Scenario, digests map[string]string, skip ...string) (Config, error) {
 	d := &decoder{file: file, lines: lines, cfg: NewConfig(), paths: map[string]string{}}
 	d.cfg.Source = file
 	if len(scs) > 0 {
-		d.cfg.SetScenarios(scs, raw)
+		d.cfg.SetScenarios(scs, digests)
 	}
 	skipped := map[string]bool{}
 	for _, k := range skip {
@@ -141,7 +141,7 @@ func DecodeTableIn(file string, table map[string]any, lines func(path string) in
 				d.errs = append(d.errs, err)
 				continue
 			}
-			d.cfg.SetScenarios(scs, raw)
+			d.cfg.SetScenarios(scs, ScenarioDigests(raw))
 			d.paths[k] = join(prefix, k)
 		case slices.Contains(SectionNames, k):
 			m, ok := table[k].(map[string]any)

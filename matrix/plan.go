@@ -309,10 +309,10 @@ func configKey(cfg *Config) []byte {
 		RuntimeOptions map[string]any            `json:"runtime_options,omitempty"`
 		Fixture        string                    `json:"fixture,omitempty"`
 		Sections       map[string]map[string]any `json:"sections,omitempty"`
-		Scenarios      json.RawMessage           `json:"scenarios,omitempty"`
+		Scenarios      map[string]string         `json:"scenarios,omitempty"`
 	}{cfg.CaseID, cfg.SeedSet, cfg.Task, cfg.Canary, cfg.RequireSink, cfg.SinkArgs, cfg.TargetSpec, cfg.TargetOpts,
 		cfg.JudgeType, cfg.UserMessage, cfg.DataSample, cfg.MaxSteps, cfg.CarrierMode, cfg.Temperature, cfg.Expected,
-		cfg.Driven, cfg.Via, cfg.Runtime, cfg.RuntimeOptions, cfg.Fixture, cfg.Sections, cfg.scenariosKey}
+		cfg.Driven, cfg.Via, cfg.Runtime, cfg.RuntimeOptions, cfg.Fixture, cfg.Sections, cfg.scenarioKey()}
 	b, err := json.Marshal(material)
 	if err != nil {
 		// Only unsupported option values (validated away) can fail here.

@@ -3,6 +3,7 @@
 package tomlpos
 
 import (
+	"sort"
 	"strconv"
 	"strings"
 
@@ -19,8 +20,16 @@ type Index map[string]int
 // (the decoder reports the syntax error itself).
 func Build(doc []byte) Index {
 	idx := Index{}
-	var p unstable.Parser
+	var p lines
 	p.Reset(doc)
+	// Lines come from a table of where each one starts, searched: asking
+	// the parser for a node's position scans the document from its start,
+	// which made indexing a large file quadratic.
+	for i, c := range doc {
+		if c == '\n' {
+			p.starts = append(p.starts, i+1)
+		}
+	}
 	prefix := ""
 	counts := map[string]int{}
 	for p.NextExpression() {
@@ -59,7 +68,19 @@ func (idx Index) Line(path string) int {
 	}
 }
 
-func value(p *unstable.Parser, idx Index, path string, v *unstable.Node) {
+// lines is a parser that also knows where each line of its document
+// starts.
+type lines struct {
+	unstable.Parser
+	starts []int // the offsets after each newline
+}
+
+// line returns the 1-based line of a byte offset.
+func (p *lines) line(off int) int {
+	return sort.SearchInts(p.starts, off+1) + 1
+}
+
+func value(p *lines, idx Index, path string, v *unstable.Node) {
 	switch v.Kind {
 	case unstable.InlineTable:
 		it := v.Children()
@@ -93,7 +114,7 @@ func keyPath(it unstable.Iterator) string {
 	return strings.Join(parts, ".")
 }
 
-func line(p *unstable.Parser, it unstable.Iterator) int {
+func line(p *lines, it unstable.Iterator) int {
 	if it.Next() {
 		return nodeLine(p, it.Node())
 	}
@@ -101,10 +122,10 @@ func line(p *unstable.Parser, it unstable.Iterator) int {
 }
 
 // nodeLine finds a line for n: its own raw range, or its first child's.
-func nodeLine(p *unstable.Parser, n *unstable.Node) int {
+func nodeLine(p *lines, n *unstable.Node) int {
 	for n != nil {
 		if n.Raw.Length > 0 || n.Raw.Offset > 0 {
-			return p.Shape(n.Raw).Start.Line
+			return p.line(int(n.Raw.Offset))
 		}
 		n = n.Child()
 	}
