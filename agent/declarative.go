@@ -3,9 +3,9 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/pikit-go/pikit/internal/suggest"
@@ -68,7 +68,7 @@ func ParseScenario(name string, m map[string]any) (*Scenario, []Problem) {
 		}
 		return s
 	}
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		v := m[k]
 		switch k {
 		case "description":
@@ -115,7 +115,7 @@ func ParseScenario(name string, m map[string]any) (*Scenario, []Problem) {
 	case string:
 		sc.TaintPoint = tv
 	case map[string]any:
-		for _, k := range sortedKeys(tv) {
+		for _, k := range slices.Sorted(maps.Keys(tv)) {
 			v := tv[k]
 			switch k {
 			case "tool":
@@ -195,7 +195,7 @@ func parseTool(m map[string]any) (Tool, []Problem) {
 		}
 		return s
 	}
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if !slices.Contains(toolKeys, k) {
 			bad(k, "unknown key in a tool%s; valid keys: %s", suggest.Hint(k, toolKeys), strings.Join(toolKeys, ", "))
 		}
@@ -250,7 +250,7 @@ func parseTool(m map[string]any) (Tool, []Problem) {
 				bad("parameters.required", "%q is required but not among the properties", r)
 			}
 		}
-		for _, pn := range sortedKeys(props) {
+		for _, pn := range slices.Sorted(maps.Keys(props)) {
 			ps, _ := props[pn].(map[string]any)
 			typ, _ := ps["type"].(string)
 			if ps == nil || !slices.Contains(paramTypes, typ) {
@@ -271,7 +271,7 @@ func parseTool(m map[string]any) (Tool, []Problem) {
 			bad("data", "want a table of argument values to outputs, got %s", method.Describe(v))
 		}
 		data = map[string]string{}
-		for _, k := range sortedKeys(dm) {
+		for _, k := range slices.Sorted(maps.Keys(dm)) {
 			s, ok := dm[k].(string)
 			if !ok {
 				bad("data."+k, "want a string, got %s", method.Describe(dm[k]))
@@ -375,13 +375,4 @@ func join(a, b string) string {
 		return a
 	}
 	return a + "." + b
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

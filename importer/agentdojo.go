@@ -3,6 +3,7 @@ package importer
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -1289,7 +1290,7 @@ func adWordByte(c byte) bool {
 // scenario takes, "" when there is none.
 func adOnlyParam(fn string, sinks map[string]adTool) string {
 	props, _ := sinks[fn].params["properties"].(map[string]any)
-	for _, p := range sortedKeys(props) {
+	for _, p := range slices.Sorted(maps.Keys(props)) {
 		shared := false
 		for name, t := range sinks {
 			if name == fn {
@@ -1309,7 +1310,7 @@ func adOnlyParam(fn string, sinks map[string]adTool) string {
 
 func adFormatArgs(m map[string]any) string {
 	var parts []string
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		parts = append(parts, fmt.Sprintf("%s=%q", k, fmt.Sprint(m[k])))
 	}
 	return strings.Join(parts, ", ")

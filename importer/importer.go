@@ -11,9 +11,11 @@ package importer
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -270,7 +272,7 @@ func Write(w io.Writer, d *Dataset) error {
 		if _, set := c.Config["benchmark"]; !set {
 			e.kv("benchmark", d.Benchmark)
 		}
-		for _, k := range sortedKeys(c.Config) {
+		for _, k := range slices.Sorted(maps.Keys(c.Config)) {
 			e.kv(k, c.Config[k])
 		}
 	}
@@ -373,7 +375,7 @@ func (e *encoder) value(v any) {
 		e.value(m)
 	case map[string]any:
 		e.b.WriteString("{ ")
-		for i, k := range sortedKeys(x) {
+		for i, k := range slices.Sorted(maps.Keys(x)) {
 			if i > 0 {
 				e.b.WriteString(", ")
 			}
@@ -420,13 +422,4 @@ func quote(s string) string {
 	}
 	b.WriteByte('"')
 	return b.String()
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -616,7 +617,7 @@ func (b *iaBuilder) simulatedOutput(tool string) string {
 	if s, ok := b.simulated["("+tool+",{})"]; ok {
 		return s
 	}
-	for _, k := range sortedKeys(b.simulated) {
+	for _, k := range slices.Sorted(maps.Keys(b.simulated)) {
 		if strings.HasPrefix(k, "("+tool+",") {
 			return b.simulated[k]
 		}

@@ -3,9 +3,9 @@ package proxy
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/pikit-go/pikit/internal/suggest"
@@ -70,7 +70,7 @@ func ParseRules(cfg *matrix.Config) (Rules, error) {
 		errs = append(errs, &matrix.Error{File: cfg.Source, Line: cfg.Line(key), Key: key, Msg: fmt.Sprintf(format, args...)})
 	}
 	r := Rules{}
-	for _, k := range sortedKeys(sec) {
+	for _, k := range slices.Sorted(maps.Keys(sec)) {
 		if !slices.Contains(sectionKeys, k) {
 			bad("proxy."+k, "unknown key in [proxy]%s; valid keys: %s", suggest.Hint(k, sectionKeys), strings.Join(sectionKeys, ", "))
 		}
@@ -108,7 +108,7 @@ func ParseRules(cfg *matrix.Config) (Rules, error) {
 			continue
 		}
 		rule := Rule{Tool: "*", Mode: ModeAppend}
-		for _, k := range sortedKeys(m) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			val := m[k]
 			switch k {
 			case "tool":
@@ -213,13 +213,4 @@ func stringList(v any) ([]string, bool) {
 		out = append(out, s)
 	}
 	return out, true
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
