@@ -112,3 +112,31 @@ func TestImportSetOptions(t *testing.T) {
 		t.Errorf("options on an importer without any: exit %d %q", r.code, r.err)
 	}
 }
+
+// TestImportEveryBenchmark imports each benchmark's fixture, runs it on
+// mock:obedient and checks the summary gives that benchmark's own metric.
+func TestImportEveryBenchmark(t *testing.T) {
+	for _, tc := range []struct{ kind, path, metric string }{
+		{"injecagent", "injecagent", "InjecAgent ASR-valid"},
+		{"agentdojo", "agentdojo", "AgentDojo utility under attack"},
+		{"bipia", "bipia", "bipia "},
+		{"spikee", "spikee/seeds-mini", "spikee "},
+		{"llmail", "llmail/data", "llmail "},
+		{"mcptox", "mcptox/response_all.json", "MCPTox attack success"},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			dir := t.TempDir()
+			ds, res := filepath.Join(dir, "ds.toml"), filepath.Join(dir, "r.jsonl")
+			if r := run(t, "import", tc.kind, filepath.Join("../../importer/testdata", tc.path), "-o", ds); r.code != 0 {
+				t.Fatalf("import: exit %d: %s", r.code, r.err)
+			}
+			if r := run(t, "dataset", "run", ds, "--target", "mock:obedient", "-q", "-o", res); r.code != 0 {
+				t.Fatalf("dataset run: exit %d: %s", r.code, r.err)
+			}
+			r := run(t, "report", res)
+			if r.code != 0 || !strings.Contains(r.out, tc.metric) {
+				t.Fatalf("report: exit %d, no %q in\n%s", r.code, tc.metric, r.out)
+			}
+		})
+	}
+}
