@@ -94,3 +94,26 @@ func split(s string, n int) []string {
 	}
 	return parts
 }
+
+// aliasOption declares theirs, the Python pikit's name for our option ours,
+// with the same default.
+func aliasOption(theirs, ours, help string, def any) method.Option {
+	return method.Option{
+		Name:    theirs,
+		Help:    help + fmt.Sprintf(" (the Python pikit's name for %s; give one of the two)", ours),
+		Default: def,
+	}
+}
+
+// aliased returns the string option set under either of its two names,
+// ours or theirs (the Python pikit's). Setting both is an error naming
+// both, even when the values agree: the config says one thing twice.
+func aliased(args method.Args, ours, theirs string) (string, error) {
+	if args.Set(ours) && args.Set(theirs) {
+		return "", badOption(theirs, "%q and %q name the same option; give only one of them", theirs, ours)
+	}
+	if args.Set(theirs) {
+		return args.String(theirs), nil
+	}
+	return args.String(ours), nil
+}

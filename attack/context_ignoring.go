@@ -12,9 +12,14 @@ func init() {
 		Options: []method.Option{
 			{Name: "separator", Help: "text between the prompt, the phrase and the task", Default: " "},
 			{Name: "phrase", Help: "the sentence telling the model to disregard its earlier instructions", Default: defaultIgnorePhrase},
+			aliasOption("ignore_text", "phrase", "the sentence telling the model to disregard its earlier instructions", defaultIgnorePhrase),
 		},
 	}, func(args method.Args) (Attack, error) {
-		return contextIgnoring{sep: args.String("separator"), phrase: args.String("phrase")}, nil
+		phrase, err := aliased(args, "phrase", "ignore_text")
+		if err != nil {
+			return nil, err
+		}
+		return contextIgnoring{sep: args.String("separator"), phrase: phrase}, nil
 	})
 }
 
