@@ -167,22 +167,35 @@ func TestSourceTools(t *testing.T) {
 }
 
 // TestToolPoolCoversScenarios: every scenario tool is the pool's tool of
-// that name, and every pool tool serves at least one scenario.
+// that name (or a listed variant of it), and every pool tool and variant
+// serves at least one scenario.
 func TestToolPoolCoversScenarios(t *testing.T) {
 	pool := map[string]Tool{}
 	for _, tool := range append(SourceTools(), SinkTools()...) {
 		pool[tool.Name] = tool
 	}
-	used := map[string]bool{}
+	variants := map[string]Tool{}
+	for _, tool := range variantPool {
+		if _, ok := pool[tool.Name]; !ok || tool.Sink {
+			t.Errorf("variant %s is not a variant of a pool source tool", tool.Name)
+		}
+		variants[tool.Name] = tool
+	}
+	used, usedVariant := map[string]bool{}, map[string]bool{}
 	for _, name := range Names() {
 		for _, tool := range mustLookup(t, name).Tools {
-			used[tool.Name] = true
 			p, ok := pool[tool.Name]
 			if !ok {
 				t.Errorf("scenario %s: tool %s is not in the pool", name, tool.Name)
 				continue
 			}
-			if !reflect.DeepEqual(p.Definition(), tool.Definition()) || p.Sink != tool.Sink {
+			same := func(p Tool) bool { return reflect.DeepEqual(p.Definition(), tool.Definition()) && p.Sink == tool.Sink }
+			switch v, isVariant := variants[tool.Name]; {
+			case same(p):
+				used[tool.Name] = true
+			case isVariant && same(v):
+				usedVariant[tool.Name] = true
+			default:
 				t.Errorf("scenario %s: tool %s differs from the pool's", name, tool.Name)
 			}
 		}
@@ -190,6 +203,11 @@ func TestToolPoolCoversScenarios(t *testing.T) {
 	for name := range pool {
 		if !used[name] {
 			t.Errorf("pool tool %s is used by no scenario", name)
+		}
+	}
+	for name := range variants {
+		if !usedVariant[name] {
+			t.Errorf("variant tool %s is used by no scenario", name)
 		}
 	}
 }

@@ -160,8 +160,13 @@ var (
 		readFile, listDirectory, searchFiles, getFileInfo, searchCodebase, readChannel, getDM,
 		getThread, listChannels, searchContacts, getEvents, getEventDetails, getBalance,
 		getTransactions, getAccountInfo, listAccounts, searchFlights, searchHotels, getFlightDetails,
-		getHotelDetails, getWeather, readFeed, getPost, getNotifications,
+		getHotelDetails, getWeather, readFeed, getPost, getNotifications, searchWeb, getAttachment,
+		readCode,
 	}
+	// variantPool holds tools a scenario offers under a pool tool's name
+	// with a stricter contract: the coding scenario's read_file, whose
+	// path is required.
+	variantPool = []Tool{readProjectFile}
 )
 
 // SourceTools returns every source tool of the pool (the tools that return
