@@ -12,18 +12,9 @@ const MockPrefix = "[mock] "
 func init() {
 	Register(Provider{
 		Name:        "mock",
-		Description: "offline test fixtures: mock (echo) needs no key or network",
+		Description: "offline test fixtures: mock (echo) needs no key or network; options: prefix (the echo's, default \"[mock] \"), script (answers in turn: texts, or { tool = \"...\", arguments = {...} } calls)",
 		Open: func(model string, opts Options) (Target, error) {
-			for k := range opts {
-				return nil, fmt.Errorf("mock takes no option %q", k)
-			}
-			switch model {
-			case "", "echo":
-				return Echo{}, nil
-			case "obedient":
-				return Obedient{}, nil
-			}
-			return nil, fmt.Errorf("unknown mock model %q; known: echo, obedient", model)
+			return openMock(model, opts)
 		},
 	})
 }

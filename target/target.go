@@ -170,6 +170,9 @@ func ParseSpec(spec string) (provider, model string, err error) {
 	_, ok := providers[provider]
 	providersMu.RUnlock()
 	if !ok {
+		if msg, known := unservedProviders[provider]; known {
+			return "", "", &unservedError{name: provider, msg: msg}
+		}
 		return "", "", &method.UnknownError{Kind: "target provider", Name: provider, Known: ProviderNames()}
 	}
 	return provider, model, nil

@@ -1,0 +1,126 @@
+package target
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// openMock opens a mock model with the Python pikit's mock options:
+// prefix, the text the echo starts its answers with, and script, the
+// answers to give in turn.
+func openMock(model string, opts Options) (Target, error) {
+	for k := range opts {
+		if k != "prefix" && k != "script" {
+			return nil, fmt.Errorf("the mock provider takes no option %q; its options: prefix, script", k)
+		}
+	}
+	prefix, hasPrefix := opts["prefix"]
+	script, hasScript := opts["script"]
+	switch model {
+	case "", "echo":
+	case "obedient":
+		if hasPrefix || hasScript {
+			return nil, fmt.Errorf("mock:obedient takes no options; prefix and script are the echo mock's (mock)")
+		}
+		return Obedient{}, nil
+	default:
+		return nil, fmt.Errorf("unknown mock model %q; known: echo, obedient", model)
+	}
+	if hasScript {
+		if hasPrefix {
+			return nil, fmt.Errorf("mock: give prefix or script, not both (a script says every answer)")
+		}
+		return parseScript(script)
+	}
+	if !hasPrefix {
+		return Echo{}, nil
+	}
+	p, ok := prefix.(string)
+	if !ok {
+		return nil, fmt.Errorf("mock option prefix: want a string, got %T", prefix)
+	}
+	return prefixEcho{prefix: p}, nil
+}
+
+// prefixEcho is the echo mock with a prefix of the config's choosing.
+type prefixEcho struct{ prefix string }
+
+func (p prefixEcho) Chat(ctx context.Context, req Request) (Response, error) {
+	resp, err := Echo{}.Chat(ctx, req)
+	if t, ok := strings.CutPrefix(resp.Text, MockPrefix); ok {
+		resp.Text = p.prefix + t
+	}
+	return resp, err
+}
+
+// scripted answers the nth turn of a conversation (its nth model call,
+// counted from the assistant turns in the request) with the nth answer of
+// its script, and the last answer after that. Being a function of the
+// request alone, one script serves every cell at once.
+type scripted struct{ answers []Response }
+
+func (s scripted) Chat(ctx context.Context, req Request) (Response, error) {
+	if err := ctx.Err(); err != nil {
+		return Response{}, err
+	}
+	turn := 0
+	for _, m := range req.Messages {
+		if m.Role == RoleAssistant {
+			turn++
+		}
+	}
+	r := s.answers[min(turn, len(s.answers)-1)]
+	r.ToolCalls = slices.Clone(r.ToolCalls)
+	for i := range r.ToolCalls {
+		r.ToolCalls[i].ID = fmt.Sprintf("script-%d-%d", turn, i)
+	}
+	return r, nil
+}
+
+func parseScript(v any) (Target, error) {
+	items, ok := v.([]any)
+	if !ok || len(items) == 0 {
+		return nil, fmt.Errorf("mock option script: want a non-empty list of answers (texts, or { tool = \"...\", arguments = {...} }), got %T", v)
+	}
+	var s scripted
+	for i, it := range items {
+		switch x := it.(type) {
+		case string:
+			s.answers = append(s.answers, Response{Text: x, StopReason: "end"})
+		case map[string]any:
+			tool, _ := x["tool"].(string)
+			text, _ := x["text"].(string)
+			for k := range x {
+				if k != "tool" && k != "arguments" && k != "text" {
+					return nil, fmt.Errorf("mock option script[%d]: unknown key %q; an answer has text, or tool and arguments", i, k)
+				}
+			}
+			if tool == "" {
+				if text == "" {
+					return nil, fmt.Errorf("mock option script[%d]: want text or a tool to call", i)
+				}
+				s.answers = append(s.answers, Response{Text: text, StopReason: "end"})
+				continue
+			}
+			args := "{}"
+			if a, ok := x["arguments"]; ok {
+				m, isMap := a.(map[string]any)
+				if !isMap {
+					return nil, fmt.Errorf("mock option script[%d].arguments: want a table, got %T", i, a)
+				}
+				b, err := json.Marshal(m)
+				if err != nil {
+					return nil, fmt.Errorf("mock option script[%d].arguments: %w", i, err)
+				}
+				args = string(b)
+			}
+			s.answers = append(s.answers, Response{Text: text, ToolCalls: []ToolCall{{Name: tool, Arguments: args}}, StopReason: "tool_use"})
+		default:
+			return nil, fmt.Errorf("mock option script[%d]: want a text or a table, got %T", i, it)
+		}
+	}
+	return s, nil
+}
