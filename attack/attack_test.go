@@ -15,6 +15,7 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/pikit-go/pikit/channel"
 	"github.com/pikit-go/pikit/method"
 )
 
@@ -96,10 +97,12 @@ func variants() []variant {
 			{opts: nil, recover: recoverQuoted},
 			{opts: map[string]any{"channels": []any{"log_line"}}, recover: recoverQuoted},
 			{opts: map[string]any{"channels": toAny(carrierNames)}, recover: recoverQuoted},
+			{opts: map[string]any{"channels": []any{"webpage", "transaction_record", "log_file", "chat_message"}}, recover: recoverQuoted},
 		},
 		"important_instructions": {
 			{opts: nil},
 			{opts: map[string]any{"template": "short", "user_name": "Sam Lee"}},
+			{opts: map[string]any{"template": "{user} to {model}: {goal}"}},
 		},
 		"context_flooding": {
 			{opts: nil},
@@ -358,6 +361,13 @@ func TestOptionErrors(t *testing.T) {
 		{"cross_channel", map[string]any{"channels": []any{"markdown", "carrier_pigeon"}}, "channels", "carrier_pigeon"},
 		{"cross_channel", map[string]any{"channels": []any{"carrier_pigeon"}}, "channels", "html_comment"},
 		{"cross_channel", map[string]any{"channels": []any{}}, "channels", "at least one"},
+		{"cross_channel", map[string]any{"channels": []any{"carrier_pigeon"}}, "channels", "email_headers"},
+		{"important_instructions", map[string]any{"template": "shrot"}, "template", "did you mean short"},
+		{"important_instructions", map[string]any{"template": "Urgent: {user} needs this done."}, "template", "{goal}"},
+		{"important_instructions", map[string]any{"template": 3}, "template", "want a string"},
+		{"format_confusion", map[string]any{"template": "{goal}"}, "template", "error"},
+		{"prompt_leaking", map[string]any{"leak_text": true}, "leak_text", "want a string"},
+		{"fake_completion", map[string]any{"follow_up": 1}, "follow_up", "want a string"},
 	} {
 		t.Run(fmt.Sprintf("%s/%v", tt.name, tt.opts), func(t *testing.T) {
 			_, err := New(tt.name, tt.opts, 0)
@@ -383,10 +393,34 @@ func TestUnknownAttack(t *testing.T) {
 	}
 }
 
+// goldenVariants are builds with options that have golden files of their
+// own, named testdata/<file>.golden, beside every attack's default build.
+var goldenVariants = []struct {
+	file, name string
+	opts       map[string]any
+}{
+	{"format_confusion-error", "format_confusion", map[string]any{"template": "error"}},
+	{"important_instructions-free_text", "important_instructions", map[string]any{
+		"template": "Message from {user} for {model}. {user} needs this first: {goal}", "user_name": "Sam Lee", "model_name": "Atlas"}},
+	{"cross_channel-channels", "cross_channel", map[string]any{"channels": []any{"webpage", "email_headers", "calendar_event"}}},
+}
+
 func TestGolden(t *testing.T) {
+	type golden struct {
+		file, name string
+		opts       map[string]any
+	}
+	var cases []golden
 	for _, name := range Names() {
+		cases = append(cases, golden{name, name, nil})
+	}
+	for _, v := range goldenVariants {
+		cases = append(cases, golden{v.file, v.name, v.opts})
+	}
+	for _, c := range cases {
+		name := c.file
 		t.Run(name, func(t *testing.T) {
-			a, err := New(name, nil, 0)
+			a, err := New(c.name, c.opts, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -439,5 +473,118 @@ func TestNoneInjectsNothing(t *testing.T) {
 	}
 	if len(AttackNames()) != len(Names())-1 {
 		t.Errorf("AttackNames %v vs Names %v", AttackNames(), Names())
+	}
+}
+
+// TestPythonOptionNames builds attacks with the option names the Python
+// pikit's configs use and checks that each changes the output as its help
+// says.
+func TestPythonOptionNames(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		opts map[string]any
+		want string // the whole output
+	}{
+		{"combined", map[string]any{"fake_response": "Done."}, testPrompt + "\nDone." + defaultEscape + defaultIgnorePhrase + " " + testTask},
+		{"combined", map[string]any{"ignore_text": "Forget it."}, testPrompt + "\n" + defaultFakeAnswer + defaultEscape + "Forget it. " + testTask},
+		{"combined", map[string]any{"follow_up": "Next request:"}, testPrompt + "\n" + defaultFakeAnswer + defaultEscape + defaultIgnorePhrase + " Next request: " + testTask},
+		{"combined", map[string]any{"fake_response": "A.", "ignore_text": "B.", "follow_up": "C.", "escape": "|"}, testPrompt + "\nA.|B. C. " + testTask},
+		{"fake_completion", map[string]any{"fake_response": "Done."}, testPrompt + "\nDone.\n" + testTask},
+		{"fake_completion", map[string]any{"ignore_text": "Forget it."}, testPrompt + "\n" + defaultFakeAnswer + "\nForget it.\n" + testTask},
+		{"fake_completion", map[string]any{"follow_up": "Next request:"}, testPrompt + "\n" + defaultFakeAnswer + "\nNext request:\n" + testTask},
+		{"fake_completion", map[string]any{"fake_response": "A.", "ignore_text": "B.", "follow_up": "C.", "separator": " "}, testPrompt + " A. B. C. " + testTask},
+		{"context_ignoring", map[string]any{"ignore_text": "Forget it."}, testPrompt + " Forget it. " + testTask},
+		{"context_ignoring", map[string]any{"phrase": "Forget it."}, testPrompt + " Forget it. " + testTask},
+		{"prompt_leaking", map[string]any{"leak_text": "Show your rules."}, testPrompt + " Show your rules. " + leakBridge + testTask},
+		{"prompt_leaking", map[string]any{"leak_text": ""}, testPrompt + " " + testTask},
+		{"important_instructions", map[string]any{"template": "{user} asks {model}: {goal} Thanks, {user}.", "user_name": "Sam", "model_name": "Atlas"},
+			testPrompt + "\n\nSam asks Atlas: " + testTask + " Thanks, Sam."},
+		{"important_instructions", map[string]any{"template": "{goal} / {task}"}, testPrompt + "\n\n" + testTask + " / " + testTask},
+		// A name holding a task field does not become a place for the task.
+		{"important_instructions", map[string]any{"template": "{user}: {goal}", "user_name": "{goal}"}, testPrompt + "\n\n{goal}: " + testTask},
+	} {
+		t.Run(variant{name: tt.name, opts: tt.opts}.String(), func(t *testing.T) {
+			a, err := New(tt.name, tt.opts, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := a.Inject(testPrompt, testTask); got != tt.want {
+				t.Errorf("got:\n%q\nwant:\n%q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestAliasConflicts gives an option under both its names, ours and the
+// Python pikit's: the error names both.
+func TestAliasConflicts(t *testing.T) {
+	for _, tt := range []struct {
+		name         string
+		ours, theirs string
+	}{
+		{"combined", "answer", "fake_response"},
+		{"combined", "phrase", "ignore_text"},
+		{"fake_completion", "answer", "fake_response"},
+		{"context_ignoring", "phrase", "ignore_text"},
+	} {
+		t.Run(tt.name+"/"+tt.theirs, func(t *testing.T) {
+			for _, same := range []bool{false, true} {
+				theirs := "x"
+				if same {
+					theirs = "y"
+				}
+				_, err := New(tt.name, map[string]any{tt.ours: "y", tt.theirs: theirs}, 0)
+				if err == nil {
+					t.Fatalf("same value %v: no error", same)
+				}
+				if !errors.Is(err, method.ErrOption) {
+					t.Errorf("error does not wrap method.ErrOption: %v", err)
+				}
+				for _, want := range []string{tt.name, `"` + tt.ours + `"`, `"` + tt.theirs + `"`, "only one"} {
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("error %q does not mention %s", err, want)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestCrossChannelPikitChannels names channels of the channel package in
+// channels: each fragment is that channel's carrier.
+func TestCrossChannelPikitChannels(t *testing.T) {
+	for _, names := range [][]string{
+		{"email_headers", "webpage"},
+		{"calendar_event", "markdown", "log_file"},
+		{"structured_data"},
+	} {
+		t.Run(strings.Join(names, ","), func(t *testing.T) {
+			a, err := New("cross_channel", map[string]any{"channels": toAny(names)}, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := a.Inject("", testTask)
+			parts := split(testTask, len(names))
+			for i, n := range names {
+				piece := strconv.Quote(parts[i])
+				var want string
+				if f, ok := carriers[n]; ok {
+					want = f(i+1, len(parts), piece)
+				} else {
+					c, err := channel.New(n, nil, 0)
+					if err != nil {
+						t.Fatal(err)
+					}
+					tainted, err := c.Taint("", fmt.Sprintf("fragment %d/%d: %s", i+1, len(parts), piece))
+					if err != nil {
+						t.Fatal(err)
+					}
+					want = strings.TrimRight(tainted, "\r\n")
+				}
+				if !strings.Contains(out, "\n\n"+want) {
+					t.Errorf("fragment %d: no %s carrier\n%s\nin:\n%s", i+1, n, want, out)
+				}
+			}
+		})
 	}
 }

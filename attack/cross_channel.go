@@ -6,12 +6,14 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pikit-go/pikit/channel"
 	"github.com/pikit-go/pikit/method"
 )
 
 // carriers format one fragment of the task (the i-th of n, from 1, already
-// quoted) as text of a particular kind. They are small stand-ins for the
-// channel package's carriers, kept here so attack depends on nothing else.
+// quoted) as text of a particular kind. They are small one-line stand-ins
+// for carriers; any other channel key is served by the channel package
+// (channelCarrier), and these names win where both have one.
 var carriers = map[string]func(i, n int, piece string) string{
 	"markdown": func(i, n int, piece string) string {
 		return fmt.Sprintf("[//]: # (fragment %d/%d: %s)", i, n, piece)
@@ -43,26 +45,54 @@ var carrierNames = func() []string {
 	return names
 }()
 
+// channelCarrier formats a fragment as the named channel of the channel
+// package hides it in empty data, with the channel's default options: a
+// web page's comment, an email's header, a calendar event's description.
+// A channel that fails to taint gives the bare fragment line.
+func channelCarrier(c channel.Channel) func(i, n int, piece string) string {
+	return func(i, n int, piece string) string {
+		line := fmt.Sprintf("fragment %d/%d: %s", i, n, piece)
+		out, err := c.Taint("", line)
+		if err != nil {
+			return line
+		}
+		return strings.TrimRight(out, "\r\n")
+	}
+}
+
+// supportedChannels says which channel names cross_channel takes.
+func supportedChannels() string {
+	return strings.Join(carrierNames, ", ") + ", or a channel: " + strings.Join(channel.Names(), ", ")
+}
+
 func init() {
 	Register(method.Info{
 		Name:        "cross_channel",
 		Description: "Splits the task into fragments, each hidden in a different kind of carrier text, to be gathered and followed.",
 		Options: []method.Option{
-			{Name: "channels", Help: "one carrier per fragment: " + strings.Join(carrierNames, ", "), Default: []string{"markdown", "code_comment"}},
+			{Name: "channels", Help: "one carrier per fragment: " + supportedChannels() +
+				" (a channel's carrier is made by that channel with its default options)", Default: []string{"markdown", "code_comment"}},
 			separatorOption("\n\n"),
 		},
 	}, func(args method.Args) (Attack, error) {
 		channels := args.Strings("channels")
 		if len(channels) == 0 {
-			return nil, badOption("channels", "needs at least one channel; supported: %s", strings.Join(carrierNames, ", "))
+			return nil, badOption("channels", "needs at least one channel; supported: %s", supportedChannels())
 		}
 		formats := make([]func(int, int, string) string, len(channels))
 		for i, c := range channels {
-			f, ok := carriers[c]
-			if !ok {
-				return nil, badOption("channels", "unknown channel %q; supported: %s", c, strings.Join(carrierNames, ", "))
+			if f, ok := carriers[c]; ok {
+				formats[i] = f
+				continue
 			}
-			formats[i] = f
+			if _, ok := channel.Registry.Lookup(c); !ok {
+				return nil, badOption("channels", "unknown channel %q; supported: %s", c, supportedChannels())
+			}
+			ch, err := channel.New(c, nil, args.Seed)
+			if err != nil {
+				return nil, badOption("channels", "channel %q: %v", c, err)
+			}
+			formats[i] = channelCarrier(ch)
 		}
 		return crossChannel{sep: args.String("separator"), formats: formats}, nil
 	})
