@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/pikit-go/pikit/agent"
 
+	"github.com/pikit-go/pikit/agent"
 	"github.com/pikit-go/pikit/mcpserve"
 	"github.com/pikit-go/pikit/mcpserve/mcptest"
 )
