@@ -60,3 +60,20 @@ func paragraphs(parts ...string) string {
 	}
 	return b.String()
 }
+
+// pythonTextNote ends the help of a free-text option whose default is our
+// own wording.
+const pythonTextNote = " The Python pikit's default text differs and is not reproduced here."
+
+// pythonValueNote ends the help of an option whose default value is ours,
+// not the Python pikit's.
+const pythonValueNote = " The Python pikit's default differs; it is not reproduced here, and this one is kept."
+
+// joinSentence appends a taskSentence (which starts with a space) to text,
+// dropping that space when text is empty.
+func joinSentence(text, sentence string) string {
+	if text == "" {
+		return strings.TrimSpace(sentence)
+	}
+	return text + sentence
+}

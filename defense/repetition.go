@@ -14,7 +14,7 @@ func init() {
 		Name:        "repetition",
 		Description: "Flags text with too few distinct words (or characters, for short text): a sign of flooding or obfuscation.",
 		Options: []method.Option{
-			{Name: "min_unique_ratio", Help: "distinct/total ratio below which text is flagged (0 to 1)", Default: 0.3},
+			{Name: "min_unique_ratio", Help: "distinct/total ratio below which text is flagged (0 to 1)." + pythonValueNote, Default: 0.3},
 		},
 	}, newRepetitionDetector)
 }

@@ -14,7 +14,7 @@ func init() {
 		Name:        "retokenization",
 		Description: "Splits long words into pieces, breaking up crafted token sequences.",
 		Options: []method.Option{
-			{Name: "min_len", Help: "words longer than this many letters are split (at least 2)", Default: 10},
+			{Name: "min_len", Help: "words longer than this many letters are split (at least 2)." + pythonValueNote, Default: 10},
 			{Name: "separator", Help: "what is put between the pieces of a split word", Default: "-"},
 		},
 	}, newRetokenization)

@@ -15,7 +15,7 @@ func init() {
 		Description: "Marks the data so its provenance stays visible: interleaved markers, base64 encoding or begin/end marks.",
 		Options: []method.Option{
 			{Name: "mode", Help: "datamarking puts the marker between words, encoding base64-encodes the data, marking wraps it in begin/end marks", Default: "datamarking", Choices: []string{"datamarking", "encoding", "marking"}},
-			{Name: "marker", Help: "the symbol put between words (mode datamarking)", Default: "^"},
+			{Name: "marker", Help: "the symbol put between words (mode datamarking)." + pythonValueNote, Default: "^"},
 		},
 	}, newSpotlighting)
 }
