@@ -5,6 +5,8 @@
 package defense
 
 import (
+	"fmt"
+	"maps"
 	"sort"
 
 	"github.com/pikit-go/pikit/method"
@@ -52,7 +54,46 @@ func RegisterDetector(info method.Info, f method.Factory[Detector]) { Detectors.
 
 // New builds the named defense.
 func New(name string, kwargs map[string]any, seed int64) (Defense, error) {
+	kwargs, err := textForms(name, kwargs)
+	if err != nil {
+		return nil, err
+	}
 	return Registry.New(name, kwargs, seed)
+}
+
+// textFormOptions lists, per defense, options that take a number or free
+// text under one name, as the Python pikit's configs use them: the
+// registry types each option once, so the text goes to an option of its
+// own (named here), and textForms moves a string there.
+var textFormOptions = map[string]map[string]string{
+	"few_shot_warning": {"examples": "examples_text"},
+}
+
+// textForms returns kwargs with each string given to a number-or-text
+// option moved to its text option. Giving both is an error naming both.
+// kwargs itself is not changed.
+func textForms(name string, kwargs map[string]any) (map[string]any, error) {
+	forms := textFormOptions[name]
+	var out map[string]any
+	for option, text := range forms {
+		s, ok := kwargs[option].(string)
+		if !ok {
+			continue
+		}
+		if _, both := kwargs[text]; both {
+			return nil, &method.OptionError{Kind: "defense", Method: name, Option: option,
+				Problem: fmt.Sprintf("text given both as %q and as %q, which name the same option; give only one of them", option, text)}
+		}
+		if out == nil {
+			out = maps.Clone(kwargs)
+		}
+		delete(out, option)
+		out[text] = s
+	}
+	if out == nil {
+		return kwargs, nil
+	}
+	return out, nil
 }
 
 // NewDetector builds the named detector.
@@ -92,6 +133,10 @@ func Validate(name string, kwargs map[string]any) error {
 		return Detectors.Validate(name, kwargs)
 	}
 	if err := Check(name); err != nil {
+		return err
+	}
+	kwargs, err := textForms(name, kwargs)
+	if err != nil {
 		return err
 	}
 	return Registry.Validate(name, kwargs)
