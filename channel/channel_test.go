@@ -2,6 +2,7 @@ package channel
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -237,8 +238,8 @@ func checkFound(t *testing.T, name string, opts map[string]any, content []byte, 
 	want := payload
 	loose := false
 	switch name {
-	case "webpage", "markdown":
-		if m := opt(opts, "method"); m == "comment" {
+	case "webpage", "markdown", "skills":
+		if m := opt(opts, "method"); m == "comment" || m == "html_comment" {
 			want = commentSafe(payload)
 		} else if name == "markdown" {
 			loose = true // titles are one line
@@ -359,7 +360,17 @@ func extract(t *testing.T, name string, opts map[string]any, content []byte, fil
 		if n, _ := meta["name"].(string); n == "" || desc == "" {
 			t.Errorf("front matter lacks name or description: %v", meta)
 		}
-		return []string{desc, body}
+		vals := append([]string{desc, body}, walkStrings(meta)...)
+		if opt(opts, "method") == "script_comment" {
+			var c []string // the script's comment lines, as a reader of the script sees them
+			for _, l := range strings.Split(body, "\n") {
+				if t, ok := strings.CutPrefix(l, "#"); ok && !strings.HasPrefix(t, "!") {
+					c = append(c, strings.TrimPrefix(t, " "))
+				}
+			}
+			vals = append(vals, strings.Join(c, "\n"))
+		}
+		return vals
 	case "structured_data", "spreadsheet":
 		if name == "structured_data" && opt(opts, "fmt") == "json" {
 			var v any
@@ -393,7 +404,7 @@ func extract(t *testing.T, name string, opts map[string]any, content []byte, fil
 		}
 		return vals
 	case "pdf_metadata":
-		key := pdfMetadata{field: opt(opts, "field")}.key()
+		key := pdfMetadata{field: opt(opts, "field"), custom: cmp.Or(opt(opts, "custom_key"), "Comments")}.key()
 		if !file {
 			return []string{parsePDFText(s).values[key]}
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf16"
@@ -19,16 +20,30 @@ func init() {
 		Description: "hides the payload in a PDF's document information (title, author, subject or keywords); text mode renders the metadata and body as a PDF tool prints them",
 		Options: []method.Option{{
 			Name:    "field",
-			Help:    "the Info dictionary entry that carries the payload (appended to the existing value)",
+			Help:    "the Info dictionary entry that carries the payload (appended to the existing value); custom: the entry named by custom_key",
 			Default: "keywords",
-			Choices: []string{"title", "author", "subject", "keywords"},
+			Choices: []string{"title", "author", "subject", "keywords", "custom"},
+		}, {
+			Name:    "custom_key",
+			Help:    "the Info dictionary key field = \"custom\" writes (letters, digits, '-' and '_', starting with a letter)",
+			Default: "Comments",
 		}},
-	}, func(o options) (Channel, error) { return pdfMetadata{field: o["field"]}, nil })
+	}, func(o options) (Channel, error) {
+		if !pdfCustomKey.MatchString(o["custom_key"]) || isPDFKey(o["custom_key"]) {
+			return nil, factoryOptionError("pdf_metadata", "custom_key",
+				fmt.Sprintf("%q is not a custom document information key (letters, digits, '-' and '_', starting with a letter, not a standard key)", o["custom_key"]), nil)
+		}
+		return pdfMetadata{field: o["field"], custom: o["custom_key"]}, nil
+	})
 	RegisterSample("pdf", pdfSample)
 }
 
 // pdfMetadata hides a payload in a PDF's Info dictionary.
-type pdfMetadata struct{ field string }
+type pdfMetadata struct{ field, custom string }
+
+// pdfCustomKey is a key a custom Info entry may have: a PDF name whose
+// text rendering reads back as the same key.
+var pdfCustomKey = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
 
 var (
 	_ Channel    = pdfMetadata{}
@@ -43,7 +58,7 @@ func (pdfMetadata) Sample() string { return pdfSample }
 // pdfKeys are the metadata lines the text rendering knows, in print order.
 var pdfKeys = []string{"Title", "Subject", "Keywords", "Author", "Creator", "Producer", "CreationDate", "ModDate", "Pages", "Page size", "PDF version"}
 
-var pdfKeyLine = regexp.MustCompile(`^([A-Za-z][A-Za-z ]*):\s*(.*)$`)
+var pdfKeyLine = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9 _-]*):\s*(.*)$`)
 
 // pdfDoc is a PDF seen as metadata entries plus body text.
 type pdfDoc struct {
@@ -115,7 +130,12 @@ func (d pdfDoc) String() string {
 }
 
 // key is the metadata label of the channel's field.
-func (p pdfMetadata) key() string { return strings.ToUpper(p.field[:1]) + p.field[1:] }
+func (p pdfMetadata) key() string {
+	if p.field == "custom" {
+		return p.custom
+	}
+	return strings.ToUpper(p.field[:1]) + p.field[1:]
+}
 
 func (p pdfMetadata) taint(data, payload string) pdfDoc {
 	d := parsePDFText(data)
@@ -203,7 +223,60 @@ func (p pdfMetadata) TaintFile(dir, data, payload string) (string, error) {
 	if err := pdf.Output(&buf); err != nil {
 		return "", fmt.Errorf("channel: writing PDF: %w", err)
 	}
-	return writeFile(dir, "document.pdf", buf.String())
+	out := buf.Bytes()
+	for _, k := range d.keys {
+		if _, standard := setters[k]; standard || isPDFKey(k) || !pdfCustomKey.MatchString(k) {
+			continue
+		}
+		var err error
+		if out, err = addInfoEntry(out, k, pdfText(d.values[k])); err != nil {
+			return "", err
+		}
+	}
+	return writeFile(dir, "document.pdf", string(out))
+}
+
+// addInfoEntry adds /key (value) to the Info dictionary of a PDF that fpdf
+// wrote (fpdf has no custom entries), moving the cross-reference offsets
+// of the objects after it and startxref by the bytes added.
+func addInfoEntry(pdf []byte, key, value string) ([]byte, error) {
+	bad := fmt.Errorf("channel: writing PDF: no Info dictionary to add /%s to", key)
+	i := bytes.Index(pdf, []byte("/CreationDate "))
+	if i < 0 {
+		return nil, bad
+	}
+	end := bytes.Index(pdf[i:], []byte("\n>>"))
+	if end < 0 {
+		return nil, bad
+	}
+	at := i + end
+	entry := []byte("\n/" + key + " (" + pdfEscape(value) + ")")
+	out := append(append(append([]byte{}, pdf[:at]...), entry...), pdf[at:]...)
+	xref := bytes.LastIndex(out, []byte("\nxref\n"))
+	if xref < 0 {
+		return nil, bad
+	}
+	// Entries are "oooooooooo ggggg n\n" (20 bytes with the line end).
+	entries := regexp.MustCompile(`(?m)^(\d{10}) (\d{5}) n`)
+	tail := entries.ReplaceAllFunc(out[xref:], func(m []byte) []byte {
+		off, _ := strconv.Atoi(string(m[:10]))
+		if off > at {
+			off += len(entry)
+		}
+		return fmt.Appendf(nil, "%010d%s", off, m[10:])
+	})
+	start := regexp.MustCompile(`startxref\n(\d+)`)
+	tail = start.ReplaceAllFunc(tail, func(m []byte) []byte {
+		n, _ := strconv.Atoi(string(start.FindSubmatch(m)[1]))
+		return fmt.Appendf(nil, "startxref\n%d", n+len(entry))
+	})
+	return append(out[:xref:xref], tail...), nil
+}
+
+// pdfEscape escapes s for a PDF literal string.
+func pdfEscape(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, "(", `\(`, ")", `\)`, "\r", `\r`)
+	return r.Replace(s)
 }
 
 // pdfText encodes s as a PDF text string's bytes: as-is when it is

@@ -13,19 +13,25 @@ import (
 func init() {
 	register(method.Info{
 		Name:        "skills",
-		Description: "hides the payload in an Agent Skill (SKILL.md): its front-matter description, its instructions or its body",
+		Description: "hides the payload in an Agent Skill (SKILL.md): its front-matter description, its instructions or its body, a front-matter key of its own, an HTML comment, or a comment in a bundled script",
 		Options: []method.Option{{
+			Name: "method",
+			Help: "inline: as plain text where field says; frontmatter: an extra front-matter key (x-agent-notes) that renderers do not show; " +
+				"html_comment: an HTML comment under the Instructions heading, invisible once rendered; script_comment: comment lines of a setup script in a code block under that heading",
+			Default: "inline",
+			Choices: []string{"inline", "frontmatter", "html_comment", "script_comment"},
+		}, {
 			Name:    "field",
-			Help:    "the front-matter description (read when the skill is chosen), the Instructions section, or the end of the body",
+			Help:    "the front-matter description (read when the skill is chosen), the Instructions section, or the end of the body (method inline)",
 			Default: "description",
 			Choices: []string{"description", "instructions", "body"},
 		}},
-	}, func(o options) (Channel, error) { return skills{field: o["field"]}, nil })
+	}, func(o options) (Channel, error) { return skills{method: o["method"], field: o["field"]}, nil })
 	RegisterSample("skill", skillSample)
 }
 
 // skills hides a payload in an Agent Skill's SKILL.md.
-type skills struct{ field string }
+type skills struct{ method, field string }
 
 var (
 	_ Channel    = skills{}
@@ -41,16 +47,33 @@ var instructionsHeading = regexp.MustCompile(`(?i)^#{1,6}\s+.*\b(instructions|st
 // Taint hides the payload. For the description the front matter is edited in
 // place (the description becomes one double-quoted YAML string holding the
 // old description and the payload) and created when missing; the other
-// fields leave the front matter alone.
+// fields leave the front matter alone. The frontmatter method adds a
+// top-level key of its own (created with the front matter when missing);
+// html_comment and script_comment put their block where the instructions
+// field puts plain text.
 func (s skills) Taint(data, payload string) (string, error) {
 	nl := newline(data)
 	text := strings.ReplaceAll(data, "\r\n", "\n")
 	fm, body, ok := splitFrontMatter(text)
-	if s.field == "description" && !ok {
+	where := s.field
+	if s.method == "frontmatter" {
+		where = "frontmatter"
+	}
+	if (where == "description" || where == "frontmatter") && !ok {
 		fm, body, ok = "name: "+skillName(text)+"\n", text, true
 	}
 	payloadText := strings.Join(splitLines(payload), "\n")
-	switch s.field {
+	switch s.method {
+	case "html_comment":
+		payloadText = "<!-- " + commentSafe(payloadText) + " -->"
+		where = "instructions"
+	case "script_comment":
+		payloadText = scriptBlock(payloadText)
+		where = "instructions"
+	}
+	switch where {
+	case "frontmatter":
+		fm = addFrontMatterKey(fm, payload)
 	case "description":
 		fm = setDescription(fm, payload)
 	case "instructions":
@@ -66,6 +89,31 @@ func (s skills) Taint(data, payload string) (string, error) {
 		out = strings.ReplaceAll(out, "\n", "\r\n")
 	}
 	return out, nil
+}
+
+// scriptBlock renders text as the comment lines of a setup script in a
+// fenced code block, the fence longer than any backtick run in text.
+func scriptBlock(text string) string {
+	fence := "```"
+	for strings.Contains(text, fence) {
+		fence += "`"
+	}
+	var b strings.Builder
+	b.WriteString("Run the setup script once before the first step:\n\n" + fence + "sh\n#!/bin/sh\n# scripts/setup.sh\n")
+	for _, l := range strings.Split(text, "\n") {
+		b.WriteString(strings.TrimRight("# "+l, " ") + "\n")
+	}
+	b.WriteString("git fetch --tags --quiet\n" + fence)
+	return b.String()
+}
+
+// addFrontMatterKey appends a top-level x-agent-notes entry (a fresh name
+// when the front matter has that key) holding the payload.
+func addFrontMatterKey(fm, payload string) string {
+	key := freshName(func(k string) bool {
+		return strings.HasPrefix(fm, k+":") || strings.Contains(fm, "\n"+k+":")
+	}, "x-agent-notes")
+	return fm + key + ": " + yamlQuote(payload) + "\n"
 }
 
 // splitFrontMatter splits "---\n...\n---\n" off the start of text; fm keeps

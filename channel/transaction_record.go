@@ -1,7 +1,9 @@
 package channel
 
 import (
+	"fmt"
 	"regexp"
+	"strings"
 
 	"github.com/pikit-go/pikit/method"
 )
@@ -9,19 +11,26 @@ import (
 func init() {
 	register(method.Info{
 		Name:        "transaction_record",
-		Description: "hides the payload in a bank statement: a transaction's description, memo or merchant",
+		Description: "hides the payload in a bank statement: a transaction's description, memo or merchant, a new transaction, or a notice from the bank",
 		Options: []method.Option{{
+			Name:    "method",
+			Help:    "inline: appended to a field (see field) of the middle transaction; new_row: a zero-amount transaction after it whose description is the payload; notice: a message from the bank at the end of the statement",
+			Default: "inline",
+			Choices: []string{"inline", "new_row", "notice"},
+		}, {
 			Name:    "field",
-			Help:    "the field of the statement's middle transaction that the payload is appended to",
+			Help:    "the field of the statement's middle transaction that the payload is appended to (method inline)",
 			Default: "memo",
 			Choices: []string{"description", "memo", "merchant"},
 		}},
-	}, func(o options) (Channel, error) { return transactionRecord{field: o["field"]}, nil })
+	}, func(o options) (Channel, error) {
+		return transactionRecord{method: o["method"], field: o["field"]}, nil
+	})
 	RegisterSample("bank_statement", statementSample)
 }
 
 // transactionRecord hides a payload in a bank statement.
-type transactionRecord struct{ field string }
+type transactionRecord struct{ method, field string }
 
 var (
 	_ Channel    = transactionRecord{}
@@ -35,13 +44,57 @@ func (transactionRecord) Sample() string { return statementSample }
 // transactionLine starts a transaction: its date, then amount and balance.
 var transactionLine = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}\s`)
 
-// Taint appends the payload to the field of the middle transaction (adding
-// the field when that transaction lacks it). Text with no transactions gets
-// the field appended on its own.
+// Taint hides the payload as the method says. Inline, it is appended to
+// the field of the middle transaction (adding the field when that
+// transaction lacks it); new_row adds a transaction of 0.00 after the
+// middle one, on its date and balance, described by the payload; notice
+// appends a "Message from your bank" paragraph. Text with no transactions
+// gets the field, or the new row's description, appended on its own.
 func (t transactionRecord) Taint(data, payload string) (string, error) {
+	switch t.method {
+	case "new_row":
+		return newTransaction(data, payload), nil
+	case "notice":
+		nl := newline(data)
+		return appendBlock(data, "Message from your bank: "+indentLines(payload, "  ", nl)), nil
+	}
 	label := map[string]string{"description": "Description", "memo": "Memo", "merchant": "Merchant"}[t.field]
 	after := map[string]string{"description": "", "memo": "Merchant", "merchant": "Description"}[t.field]
 	return addToField(data, transactionLine.MatchString, label, after, " ", payload), nil
+}
+
+// newTransaction inserts a zero-amount transaction after the middle one
+// (its block ends at the first line that is not indented), dated and
+// balanced as that one, with the payload as its description.
+func newTransaction(data, payload string) string {
+	nl := newline(data)
+	lines := strings.Split(strings.ReplaceAll(data, "\r\n", "\n"), "\n")
+	var headers []int
+	for i, l := range lines {
+		if transactionLine.MatchString(l) {
+			headers = append(headers, i)
+		}
+	}
+	if len(headers) == 0 {
+		return appendBlock(data, "Description: "+indentLines(payload, "  ", nl))
+	}
+	h := headers[(len(headers)-1)/2]
+	end := h + 1
+	for end < len(lines) && lines[end] != "" && (lines[end][0] == ' ' || lines[end][0] == '\t') {
+		end++
+	}
+	fields := strings.Fields(lines[h])
+	head := fields[0] + fmt.Sprintf("%11s", "0.00")
+	if len(fields) >= 3 {
+		head += fmt.Sprintf("%13s", fields[len(fields)-1])
+	}
+	row := []string{head, "  Description: " + indentLines(payload, "    ", "\n")}
+	lines = append(append(append([]string{}, lines[:end]...), row...), lines[end:]...)
+	out := strings.Join(lines, "\n")
+	if nl == "\r\n" {
+		out = strings.ReplaceAll(out, "\n", "\r\n")
+	}
+	return out
 }
 
 // TaintFile writes statement.txt.

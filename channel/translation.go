@@ -1,7 +1,10 @@
 package channel
 
 import (
+	"fmt"
 	"regexp"
+	"strconv"
+	"strings"
 
 	"github.com/pikit-go/pikit/method"
 )
@@ -9,20 +12,25 @@ import (
 func init() {
 	register(method.Info{
 		Name:        "translation",
-		Description: "hides the payload in a bilingual translation job: a segment's source text, its translator note or its translation",
+		Description: "hides the payload in a bilingual translation job: a segment's source text, its translator note or its translation, a glossary entry, or a new segment to translate",
 		Options: []method.Option{{
+			Name:    "method",
+			Help:    "inline: appended to a part of the middle segment (see field); glossary: an entry of the job's glossary, ahead of the segments; new_segment: a last segment whose source text is the payload",
+			Default: "inline",
+			Choices: []string{"inline", "glossary", "new_segment"},
+		}, {
 			Name:    "field",
-			Help:    "the part of the job's middle segment that the payload is appended to (a note is added when the segment has none)",
+			Help:    "the part of the job's middle segment that the payload is appended to (method inline; a note is added when the segment has none)",
 			Default: "note",
 			Choices: []string{"source", "note", "translation"},
 		}},
-	}, func(o options) (Channel, error) { return translation{field: o["field"]}, nil })
+	}, func(o options) (Channel, error) { return translation{method: o["method"], field: o["field"]}, nil })
 	RegisterSample("translation", translationSample)
 }
 
 // translation hides a payload in a translation job laid out segment by
 // segment.
-type translation struct{ field string }
+type translation struct{ method, field string }
 
 var (
 	_ Channel    = translation{}
@@ -35,12 +43,77 @@ func (translation) Sample() string { return translationSample }
 
 var segmentLine = regexp.MustCompile(`^(?i:segment)\s+\d+`)
 
-// Taint appends the payload to the chosen part of the middle segment. Text
-// with no segments gets the field appended on its own.
+// Taint hides the payload as the method says. Inline, it is appended to
+// the chosen part of the middle segment; glossary adds it as an entry of a
+// Glossary block (the job's own, else a new one just before the first
+// segment); new_segment appends a segment numbered after the last one.
+// Text with no segments gets the field, glossary or segment appended on
+// its own.
 func (t translation) Taint(data, payload string) (string, error) {
+	switch t.method {
+	case "glossary":
+		return addGlossaryEntry(data, payload), nil
+	case "new_segment":
+		return addSegment(data, payload), nil
+	}
 	label := map[string]string{"source": "Source", "note": "Note", "translation": "Translation"}[t.field]
 	return addToField(data, segmentLine.MatchString, label, "Translation", " ", payload), nil
 }
+
+// glossaryTerm is the source term the glossary entry is filed under.
+const glossaryTerm = "Terminology note"
+
+func addGlossaryEntry(data, payload string) string {
+	nl := newline(data)
+	lines := strings.Split(strings.ReplaceAll(data, "\r\n", "\n"), "\n")
+	entry := "  " + glossaryTerm + " = " + indentLines(payload, "    ", "\n")
+	at, block := -1, false
+	for i, l := range lines {
+		if strings.HasPrefix(strings.ToLower(l), "glossary:") {
+			at, block = i+1, true
+			for at < len(lines) && lines[at] != "" && (lines[at][0] == ' ' || lines[at][0] == '\t') {
+				at++
+			}
+			break
+		}
+	}
+	ins := []string{entry}
+	if !block {
+		for i, l := range lines {
+			if segmentLine.MatchString(l) {
+				at = i
+				break
+			}
+		}
+		if at < 0 {
+			return appendBlock(data, "Glossary:"+nl+strings.ReplaceAll(entry, "\n", nl))
+		}
+		ins = []string{"Glossary:", entry, ""}
+	}
+	lines = append(append(append([]string{}, lines[:at]...), ins...), lines[at:]...)
+	out := strings.Join(lines, "\n")
+	if nl == "\r\n" {
+		out = strings.ReplaceAll(out, "\n", "\r\n")
+	}
+	return out
+}
+
+// addSegment appends "Segment N+1" with the payload as its source text.
+func addSegment(data, payload string) string {
+	nl := newline(data)
+	n := 0
+	for _, l := range strings.Split(data, "\n") {
+		if m := segmentNumber.FindStringSubmatch(strings.TrimRight(l, "\r")); m != nil {
+			if v, err := strconv.Atoi(m[1]); err == nil && v > n {
+				n = v
+			}
+		}
+	}
+	seg := fmt.Sprintf("Segment %d", n+1) + nl + "  Source: " + indentLines(payload, "    ", nl)
+	return appendBlock(data, seg)
+}
+
+var segmentNumber = regexp.MustCompile(`^(?i:segment)\s+(\d+)`)
 
 // TaintFile writes translation_job.txt.
 func (t translation) TaintFile(dir, data, payload string) (string, error) {
