@@ -13,8 +13,8 @@ func init() {
 		Description: "Shows worked examples of data carrying planted instructions and of the right response: ignoring them.",
 		Options: []method.Option{
 			{Name: "examples", Help: fmt.Sprintf("how many worked examples to show (0 to %d); or, as the Python pikit takes it, free text: "+
-				"your own examples, shown in place of ours (a string given here is taken as examples_text)", len(warningExamples)), Default: 2},
-			{Name: "examples_text", Help: "your own worked examples as free text, shown in place of ours; examples also takes it." + pythonTextNote, Default: ""},
+				"your own examples, shown in place of ours (a string given here is taken as examples_text). The Python pikit's default examples differ and are not reproduced here.", len(warningExamples)), Default: 2},
+			{Name: "examples_text", Help: "your own worked examples as free text, shown in place of ours; examples also takes it (empty: the built-in examples)", Default: ""},
 		},
 	}, newFewShotWarning)
 }
