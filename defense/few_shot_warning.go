@@ -14,7 +14,7 @@ func init() {
 		Options: []method.Option{
 			{Name: "examples", Help: fmt.Sprintf("how many worked examples to show (0 to %d); or, as the Python pikit takes it, free text: "+
 				"your own examples, shown in place of ours (a string given here is taken as examples_text). The Python pikit's default examples differ and are not reproduced here.", len(warningExamples)), Default: 2},
-			{Name: "examples_text", Help: "your own worked examples as free text, shown in place of ours; examples also takes it (empty: the built-in examples)", Default: ""},
+			{Name: "examples_text", Help: "your own worked examples as free text, shown in place of ours; examples also takes it. Given empty, no examples are shown; not given, the built-in ones are", Default: ""},
 		},
 	}, newFewShotWarning)
 }
