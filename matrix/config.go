@@ -29,6 +29,13 @@ const (
 	defaultJudgeTypes = "rule, llm, none"
 )
 
+// Defense points: where a prompt defense applies.
+const (
+	PointSystem     = "system"
+	PointUser       = "user"
+	PointToolResult = "tool_result"
+)
+
 // Spec is a method with options: an entry of attack_specs, defense_specs or
 // channel_specs ({name = "...", kwargs = {...}}).
 type Spec struct {
@@ -69,6 +76,11 @@ type Config struct {
 	// ("injecagent", "agentdojo"): results carry it in their metadata,
 	// and reports give that benchmark's own metrics beside pikit's.
 	Benchmark string `json:"benchmark,omitempty"`
+	// DefensePoint is where a prompt defense applies: PointSystem,
+	// PointUser or PointToolResult; "" for the default (the user message
+	// for direct injection, tool results for indirect). Detectors screen
+	// the user message or tool results only.
+	DefensePoint string `json:"defense_point,omitempty"`
 
 	// Runtime, RuntimeOptions and Fixture choose an agent runtime that
 	// runs each cell instead of pikit's own tool loop (the Python pikit's

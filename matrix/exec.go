@@ -431,14 +431,18 @@ func (e *env) hooks(cell Cell) (agent.Hooks, error) {
 	if name == "" || name == DefaultDefense {
 		return agent.Hooks{}, nil
 	}
-	kind := kindHooksIndirect
-	if cell.Direct() {
-		kind = kindHooksDirect
+	point := cell.Config.DefensePoint
+	if point == "" {
+		point = PointToolResult
+		if cell.Direct() {
+			point = PointUser
+		}
 	}
-	return cached(e, kind, cell.Defense, cell.Seed, func(seed int64) (agent.Hooks, error) { return buildHooks(cell.Defense, cell.Direct(), seed) })
+	kind := map[string]int{PointUser: kindHooksDirect, PointToolResult: kindHooksIndirect, PointSystem: kindHooksSystem}[point]
+	return cached(e, kind, cell.Defense, cell.Seed, func(seed int64) (agent.Hooks, error) { return buildHooks(cell.Defense, point, seed) })
 }
 
-func buildHooks(spec Spec, direct bool, seed int64) (agent.Hooks, error) {
+func buildHooks(spec Spec, point string, seed int64) (agent.Hooks, error) {
 	var h agent.Hooks
 	name := spec.Name
 	if defense.IsDetector(name) {
@@ -453,9 +457,12 @@ func buildHooks(spec Spec, direct bool, seed int64) (agent.Hooks, error) {
 	if err != nil {
 		return h, err
 	}
-	if direct {
+	switch point {
+	case PointSystem:
+		h.System = d
+	case PointUser:
 		h.User = d
-	} else {
+	default:
 		h.ToolResult = d
 	}
 	return h, nil
@@ -494,6 +501,7 @@ const (
 	kindChannel
 	kindHooksDirect
 	kindHooksIndirect
+	kindHooksSystem
 	kindAgent
 )
 
@@ -563,7 +571,7 @@ func usesSeed(kind int, name string) bool {
 		info, _ = attack.Registry.Lookup(name)
 	case kindChannel:
 		info, _ = channel.Registry.Lookup(name)
-	case kindHooksDirect, kindHooksIndirect:
+	case kindHooksDirect, kindHooksIndirect, kindHooksSystem:
 		var ok bool
 		if info, ok = defense.Detectors.Lookup(name); !ok {
 			info, _ = defense.Registry.Lookup(name)

@@ -28,7 +28,7 @@ var flatKeys = []string{
 	"channels", "channel", "channel_specs", "agents", "agent", "task", "canary", "marker",
 	"require_sink", "sink_args", "target_spec", "judge_type", "user_message", "data_sample",
 	"max_steps", "carrier_mode", "temperature", "repeats", "target_options", "seed",
-	"expected", "utility_canary", "runtime", "runtime_options", "fixture", "benchmark",
+	"expected", "utility_canary", "runtime", "runtime_options", "fixture", "benchmark", "defense_point",
 }
 
 // SectionNames are the tables a config may hold for the drivers of
@@ -306,6 +306,8 @@ func (d *decoder) flat(prefix string, m map[string]any, rename map[string]string
 			d.cfg.Expected = d.string(path, v)
 		case "benchmark":
 			d.cfg.Benchmark = d.string(path, v)
+		case "defense_point":
+			d.cfg.DefensePoint = d.string(path, v)
 		case "runtime":
 			d.cfg.Runtime = d.string(path, v)
 		case "runtime_options":

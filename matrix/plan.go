@@ -303,6 +303,7 @@ func configKey(cfg *Config) []byte {
 		Expected    string         `json:"expected,omitempty"`
 		// What drives external agents; omitted when unset, so the keys of
 		// plain configs do not change.
+		DefensePoint   string                    `json:"defense_point,omitempty"`
 		Driven         string                    `json:"driven,omitempty"`
 		Via            string                    `json:"via,omitempty"`
 		Runtime        string                    `json:"runtime,omitempty"`
@@ -312,7 +313,7 @@ func configKey(cfg *Config) []byte {
 		Scenarios      map[string]string         `json:"scenarios,omitempty"`
 	}{cfg.CaseID, cfg.SeedSet, cfg.Task, cfg.Canary, cfg.RequireSink, cfg.SinkArgs, cfg.TargetSpec, cfg.TargetOpts,
 		cfg.JudgeType, cfg.UserMessage, cfg.DataSample, cfg.MaxSteps, cfg.CarrierMode, cfg.Temperature, cfg.Expected,
-		cfg.Driven, cfg.Via, cfg.Runtime, cfg.RuntimeOptions, cfg.Fixture, cfg.Sections, cfg.scenarioKey()}
+		cfg.DefensePoint, cfg.Driven, cfg.Via, cfg.Runtime, cfg.RuntimeOptions, cfg.Fixture, cfg.Sections, cfg.scenarioKey()}
 	b, err := json.Marshal(material)
 	if err != nil {
 		// Only unsupported option values (validated away) can fail here.

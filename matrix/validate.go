@@ -58,6 +58,18 @@ func (c *Config) Validate() error {
 	if !slices.Contains([]string{"rule", "llm", "none"}, c.JudgeType) {
 		bad("judge_type", "unknown judge %q; known: %s", c.JudgeType, defaultJudgeTypes)
 	}
+	switch c.DefensePoint {
+	case "", PointSystem, PointUser, PointToolResult:
+	default:
+		bad("defense_point", "unknown defense point %q; known: system, user, tool_result", c.DefensePoint)
+	}
+	if c.DefensePoint == PointSystem {
+		for i, n := range append(append([]string(nil), c.Defenses...), specNames(c.DefenseSpecs)...) {
+			if defense.IsDetector(n) {
+				bad(fmt.Sprintf("defenses.%d", i), "%s is a detector: it screens the user message or tool results, not the system prompt (defense_point = \"system\")", n)
+			}
+		}
+	}
 	if c.CarrierMode != "text" && c.CarrierMode != "file" {
 		bad("carrier_mode", "unknown carrier mode %q; known: text, file", c.CarrierMode)
 	}
@@ -86,4 +98,12 @@ func (c *Config) Validate() error {
 		}
 	}
 	return errs.err()
+}
+
+func specNames(specs []Spec) []string {
+	out := make([]string, len(specs))
+	for i, s := range specs {
+		out[i] = s.Name
+	}
+	return out
 }

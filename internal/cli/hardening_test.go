@@ -235,7 +235,8 @@ func TestEveryRunFlagIsTested(t *testing.T) {
 		"canary": "TestRunSingleCell", "user-message": "TestRunSingleCell", "sink-args": "TestRunSingleCell",
 		"require-sink": "TestRunSingleCell", "full": "TestRunSingleCell", "json": "TestTerminalEscapesShownNotInterpreted",
 		"csv-raw": "TestCSVRawFlag", "runtime": "TestRuntimeFlagsOnRun", "runtime-options": "TestRuntimeFlagsOnRun",
-		"fixture": "TestRuntimeFlagsOnRun",
+		"fixture": "TestRuntimeFlagsOnRun", "mode": "TestRunPythonFlags", "data-sample": "TestRunPythonFlags",
+		"defense-point": "TestRunPythonFlags", "model": "TestRunPythonFlags",
 	}
 	var cmd *cobra.Command
 	for _, c := range NewRootCmd(IO{}).Commands() {

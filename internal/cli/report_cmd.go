@@ -105,6 +105,7 @@ type reportOptions struct {
 	HTMLTraces int
 	Force      bool
 	CSVRaw     bool
+	Output     string
 }
 
 func newReportCmd(streams IO) *cobra.Command {
@@ -137,10 +138,11 @@ formulas (=, +, -, @, tab, CR first) get a leading ' unless --csv-raw.`,
 	}
 	f := cmd.Flags()
 	f.StringSliceVar(&o.By, "by", nil, "group by these fields, e.g. attack,defense (default: each of attack, defense, channel, agent, target, case_id in turn)")
-	f.StringVar(&o.Format, "format", "table", "output format: table, markdown, json or csv")
+	f.StringVar(&o.Format, "format", "table", "output format: table, markdown, json, csv, or html (with --output: the same page as --html)")
+	f.StringVarP(&o.Output, "output", "o", "", "write the report to `FILE` instead of stdout (--format html needs it)")
 	f.StringVar(&o.HTML, "html", "", "also write a self-contained HTML report to `FILE`")
 	f.IntVar(&o.HTMLTraces, "html-traces", report.DefaultMaxTraces, "list at most `N` cells with their traces in the --html page (0: every cell)")
-	f.BoolVar(&o.Force, "force", false, "overwrite an existing --html file")
+	f.BoolVar(&o.Force, "force", false, "overwrite an existing --html or --output file")
 	f.BoolVar(&o.CSVRaw, "csv-raw", false, "with --format csv, write cells as they are: no ' before a cell that starts with =, +, -, @, tab or CR (for programs, not spreadsheets)")
 	return cmd
 }
@@ -150,8 +152,26 @@ func runReport(cmd *cobra.Command, streams IO, o *reportOptions, files []string)
 	if err != nil {
 		return usage(err)
 	}
-	if err := checkFormat(o.Format, "table", "markdown", "json", "csv"); err != nil {
+	if err := checkFormat(o.Format, "table", "markdown", "json", "csv", "html"); err != nil {
 		return err
+	}
+	if o.Format == "html" {
+		// The Python pikit's spelling of --html FILE.
+		switch {
+		case o.Output == "" && o.HTML == "":
+			return usage(errors.New("--format html writes a page: give --output FILE.html"))
+		case o.Output != "" && o.HTML != "" && o.Output != o.HTML:
+			return usage(errors.New("--format html --output and --html name different files; give one"))
+		case o.HTML == "":
+			o.HTML = o.Output
+		}
+	} else if o.Output != "" {
+		if err := checkOutput("--output", o.Output, files...); err != nil {
+			return err
+		}
+		if _, err := os.Stat(o.Output); err == nil && !o.Force {
+			return usage(fmt.Errorf("--output %s: %w (use --force to overwrite)", o.Output, report.ErrExists))
+		}
 	}
 	if o.CSVRaw && o.Format != "csv" {
 		return usage(fmt.Errorf("--csv-raw applies to --format csv, not %s", o.Format))
@@ -210,6 +230,18 @@ func runReport(cmd *cobra.Command, streams IO, o *reportOptions, files []string)
 		if s := a.Summary(); len(s.Groups) > 1 {
 			sums = append(sums, s)
 		}
+	}
+	switch {
+	case o.Format == "html":
+		return nil // the page is the report
+	case o.Output != "":
+		err := writeFileAtomic(o.Output, func(w io.Writer) error {
+			return writeSummaries(w, sums, o.Format, report.CSVOptions{Raw: o.CSVRaw})
+		})
+		if err == nil {
+			fmt.Fprintf(streams.ErrOut, "report: %s\n", termsafe.Line(o.Output))
+		}
+		return err
 	}
 	return writeSummaries(streams.dataOut(o.Format), sums, o.Format, report.CSVOptions{Raw: o.CSVRaw})
 }

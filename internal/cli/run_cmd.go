@@ -21,10 +21,14 @@ const maxCellsShown = 50
 type singleRunOptions struct {
 	runOptions
 	cellFlags
-	Config  string
-	Full    bool
-	runtime runtimeFlags
-	JSON    bool
+	Config       string
+	Full         bool
+	runtime      runtimeFlags
+	JSON         bool
+	Mode         string
+	DataSample   string
+	Model        string
+	DefensePoint string
 }
 
 // cellFlags choose one cell from the command line: pikit run, and pikit
@@ -87,6 +91,13 @@ which tool result carried the payload, which sinks fired, and the verdict.`,
   pikit run --config email_exfil.toml`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.Model != "" {
+				if o.Target != "" && o.Target != o.Model {
+					return usage(errors.New("--model and --target name different targets; give --target"))
+				}
+				o.Target = o.Model
+				fmt.Fprintln(streams.ErrOut, "warning: --model is deprecated; use --target")
+			}
 			if err := o.complete(cmd); err != nil {
 				return err
 			}
@@ -105,6 +116,10 @@ which tool result carried the payload, which sinks fired, and the verdict.`,
 	f.StringToStringVar(&o.SinkArgs, "sink-args", nil, "arguments a fired sink must carry, e.g. to=attacker@example.com")
 	f.BoolVar(&o.RequireSink, "require-sink", false, "success needs a sink to fire")
 	f.BoolVar(&o.Full, "full", false, "print tool results and answers in full")
+	f.StringVar(&o.Mode, "mode", "", "carrier mode for indirect injection: text, or file (a real file of the carrier's type) (default: the config's, else text)")
+	f.StringVar(&o.DataSample, "data-sample", "", "the clean carrier to taint, by sample name (email, webpage, document, ...; an unknown name lists them; default: the channel's own)")
+	f.StringVar(&o.DefensePoint, "defense-point", "", "where the defense applies: system, user or tool_result (default: the user message for direct injection, tool results for indirect)")
+	f.StringVar(&o.Model, "model", "", "deprecated: the Python pikit's name of --target")
 	f.BoolVar(&o.JSON, "json", false, "print the results as JSON lines instead of traces")
 	o.addFlags(cmd, false)
 	addRuntimeFlags(cmd, &o.runtime)
@@ -121,6 +136,21 @@ func runSingle(cmd *cobra.Command, streams IO, o *singleRunOptions) error {
 		o.inputs = []string{o.Config}
 	}
 	o.cellFlags.applyTo(cmd, &cfg)
+	if o.Mode != "" {
+		if o.Mode != "text" && o.Mode != "file" {
+			return usage(fmt.Errorf("--mode: want text or file, got %q", o.Mode))
+		}
+		cfg.CarrierMode = o.Mode
+	}
+	if o.DataSample != "" {
+		cfg.DataSample = o.DataSample
+	}
+	if o.DefensePoint != "" {
+		cfg.DefensePoint = o.DefensePoint
+	}
+	if err := cfg.Validate(); err != nil {
+		return usage(err)
+	}
 	o.apply(&cfg)
 	if err := o.runtime.apply(&cfg, &o.runOptions); err != nil {
 		return usage(err)
