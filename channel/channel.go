@@ -31,6 +31,14 @@ type FileWriter interface {
 	TaintFile(dir, data, payload string) (path string, err error)
 }
 
+// FileReader is implemented by channels whose files a tool does not hand a
+// model byte for byte: ReadFile returns what a document tool reads from a
+// file the channel wrote (a PDF's metadata and extracted text, not its raw
+// bytes). File mode delivers that in place of the file's content.
+type FileReader interface {
+	ReadFile(path string) (string, error)
+}
+
 // Registry holds every registered channel.
 var Registry = method.NewRegistry[Channel]("channel")
 

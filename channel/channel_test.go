@@ -404,7 +404,7 @@ func extract(t *testing.T, name string, opts map[string]any, content []byte, fil
 		}
 		return vals
 	case "pdf_metadata":
-		key := pdfMetadata{field: opt(opts, "field"), custom: cmp.Or(opt(opts, "custom_key"), "Comments")}.key()
+		key := pdfMetadata{field: cmp.Or(opt(opts, "field"), "keywords"), custom: cmp.Or(opt(opts, "custom_key"), "Comments")}.key()
 		if !file {
 			return []string{parsePDFText(s).values[key]}
 		}

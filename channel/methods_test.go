@@ -159,3 +159,46 @@ func checkXref(t *testing.T, pdf []byte) {
 		}
 	}
 }
+
+// TestPDFReadFile: what a document tool reads from the PDF TaintFile wrote
+// is the text rendering Taint gives: the same metadata (payload included)
+// and the pages' text.
+func TestPDFReadFile(t *testing.T) {
+	for _, opts := range []map[string]any{nil, {"field": "title"}, {"field": "author"}, {"field": "subject"}, {"field": "custom"}, {"field": "custom", "custom_key": "Reviewer-Notes"}} {
+		for _, payload := range []string{goldenPayload, hostilePayload} {
+			ch, err := New("pdf_metadata", opts, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			path, err := ch.(FileWriter).TaintFile(t.TempDir(), "", payload)
+			if err != nil {
+				t.Fatal(err)
+			}
+			content, _ := os.ReadFile(path)
+			if !bytes.HasPrefix(content, []byte("%PDF-")) {
+				t.Fatalf("%s is not a PDF", path)
+			}
+			checkXref(t, content)
+			got, err := ch.(FileReader).ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			text, _ := ch.Taint(pdfSample, payload)
+			want, read := parsePDFText(text), parsePDFText(got)
+			for _, k := range want.keys {
+				if want.values[k] != read.values[k] {
+					t.Errorf("%v: %s = %q, want %q", opts, k, read.values[k], want.values[k])
+				}
+			}
+			for _, l := range strings.Split(pdfSample, "\n")[10:] {
+				if w := strings.Fields(l); len(w) > 0 && !strings.Contains(read.body, w[0]) {
+					t.Errorf("%v: body lacks %q", opts, w[0])
+				}
+			}
+			checkFound(t, "pdf_metadata", opts, []byte(got), false, payload)
+		}
+	}
+	if _, err := (pdfMetadata{}).ReadFile(filepath.Join(t.TempDir(), "missing.pdf")); err == nil {
+		t.Error("no error for a missing file")
+	}
+}

@@ -31,7 +31,9 @@ type Options struct {
 	// to ("" for the payload alone).
 	Instruction string
 	// CarrierMode is "text" (default) or "file": file mode writes a real
-	// file of the carrier's type into Dir and delivers its content.
+	// file of the carrier's type into Dir and delivers what a tool reading
+	// it would return: its content, or for a document such as a PDF its
+	// extracted text (channel.FileReader).
 	CarrierMode string
 	Dir         string
 	Seed        int64 // drives any randomness of the methods
@@ -50,7 +52,7 @@ type Crafted struct {
 	Mode     string `json:"mode"`           // Direct or Indirect
 	Payload  string `json:"payload"`        // the worded task (the attack's output)
 	Delivery string `json:"delivery"`       // the user message, or the tainted carrier
-	Path     string `json:"path,omitempty"` // file mode: the tainted file
+	Path     string `json:"path,omitempty"` // file mode: the tainted file (Delivery is what a tool reads from it)
 }
 
 // Craft composes task → attack → channel → delivery.
@@ -103,13 +105,22 @@ func Craft(task string, o Options) (Crafted, error) {
 		if out.Path, err = fw.TaintFile(o.Dir, data, payload); err != nil {
 			return Crafted{}, fmt.Errorf("channel %s: %w", o.Channel, err)
 		}
-		b, err := os.ReadFile(out.Path)
-		if err != nil {
+		if out.Delivery, err = readCarrier(ch, out.Path); err != nil {
 			return Crafted{}, fmt.Errorf("channel %s: %w", o.Channel, err)
 		}
-		out.Delivery = string(b)
 	default:
 		return Crafted{}, fmt.Errorf("unknown carrier mode %q; known: text, file", o.CarrierMode)
 	}
 	return out, nil
+}
+
+// readCarrier returns what a tool reading the file at path hands the model:
+// the channel's reading when it has one (a PDF's extracted text), else the
+// file's bytes.
+func readCarrier(ch channel.Channel, path string) (string, error) {
+	if r, ok := ch.(channel.FileReader); ok {
+		return r.ReadFile(path)
+	}
+	b, err := os.ReadFile(path)
+	return string(b), err
 }

@@ -52,6 +52,30 @@ func TestCraftFile(t *testing.T) {
 	}
 }
 
+func TestCraftFilePDF(t *testing.T) {
+	for _, opts := range []map[string]any{nil, {"field": "title"}, {"field": "custom", "custom_key": "Reviewer-Notes"}} {
+		c, err := Craft(task, Options{Channel: "pdf_metadata", ChannelKwargs: opts, CarrierMode: "file", Dir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(c.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasSuffix(c.Path, ".pdf") || !strings.HasPrefix(string(b), "%PDF-") || !strings.Contains(string(b), "%%EOF") {
+			t.Errorf("%v: %s is not a PDF", opts, c.Path)
+		}
+		if strings.Contains(c.Delivery, "%PDF") || strings.Contains(c.Delivery, "endobj") {
+			t.Errorf("%v: delivery holds raw PDF bytes", opts)
+		}
+		for _, w := range []string{task, "Title:", "Author:", "Keywords:", "Pages:          2", "--- page 1 ---", "Harbor Line Ferry Service"} {
+			if !strings.Contains(c.Delivery, w) {
+				t.Errorf("%v: delivery lacks %q:\n%s", opts, w, c.Delivery)
+			}
+		}
+	}
+}
+
 func TestCraftErrors(t *testing.T) {
 	for _, o := range []Options{{Attack: "nope"}, {Channel: "nope"}, {Channel: "webpage", CarrierMode: "disk"}, {Attack: "naive", AttackKwargs: map[string]any{"x": 1}}} {
 		if _, err := Craft(task, o); err == nil {
