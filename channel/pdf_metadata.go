@@ -17,7 +17,7 @@ import (
 func init() {
 	register(method.Info{
 		Name:        "pdf_metadata",
-		Description: "hides the payload in a PDF's document information (title, author, subject or keywords); text mode renders the metadata and body as a PDF tool prints them",
+		Description: "hides the payload in a PDF's document information (title, author, subject, keywords or a custom entry); text mode, and file mode's delivery, render the metadata and body as a PDF tool prints them",
 		Options: []method.Option{{
 			Name:    "field",
 			Help:    "the Info dictionary entry that carries the payload (appended to the existing value); custom: the entry named by custom_key",
