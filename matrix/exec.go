@@ -28,6 +28,7 @@ import (
 type env struct {
 	open    func(spec string, opts target.Options) (target.Target, error)
 	driver  Driver
+	version string
 	runID   string
 	workDir string
 
@@ -164,6 +165,9 @@ func (e *env) execute(ctx context.Context, cell Cell) (res Result, interrupted b
 	cfg := cell.Config
 	start := time.Now()
 	res = newResult(cell, e.runID)
+	if e.version != "" {
+		res.Metadata["pikit_version"] = e.version
+	}
 	fail := func(err error) {
 		if errors.Is(err, target.ErrUnauthorized) {
 			// Every later cell would fail the same way.
@@ -178,6 +182,7 @@ func (e *env) execute(ctx context.Context, cell Cell) (res Result, interrupted b
 		if p := recover(); p != nil {
 			fail(fmt.Errorf("panic: %v\n%s", p, debug.Stack()))
 		}
+		res.SetVerdictFields()
 		res.LatencyMS = time.Since(start).Milliseconds()
 		res.Timestamp = start.UTC().Format(time.RFC3339Nano)
 	}()
@@ -603,7 +608,10 @@ func newResult(cell Cell, runID string) Result {
 	if cell.Direct() {
 		mode = "direct"
 	}
-	meta := map[string]any{"mode": constant(mode), "judge": constant(cfg.JudgeType)}
+	meta := map[string]any{"mode": constant(mode), "judge": constant(cfg.JudgeType), "schema_version": SchemaVersion}
+	if len(cfg.TargetOpts) > 0 {
+		meta["target_options"] = redactedOptions(cfg.TargetOpts)
+	}
 	if cfg.Benchmark != "" {
 		meta["benchmark"] = cfg.Benchmark
 	}
@@ -631,6 +639,24 @@ func newResult(cell Cell, runID string) Result {
 		MethodSpecs:      map[string]Spec{"attack": cell.Attack, "defense": cell.Defense, "channel": cell.Channel},
 		Metadata:         meta,
 	}
+}
+
+// SchemaVersion is the version of the result schema, in every result's
+// metadata (schema_version), as the Python pikit records its own.
+const SchemaVersion = 1
+
+// redactedOptions copies target options for a result, with any credential
+// in a URL (a base_url with a password) redacted. Keys never get here: a
+// config that names one is refused.
+func redactedOptions(opts map[string]any) map[string]any {
+	out := make(map[string]any, len(opts))
+	for k, v := range opts {
+		if s, ok := v.(string); ok {
+			v = target.Redact(s)
+		}
+		out[k] = v
+	}
+	return out
 }
 
 // constant returns s as an interface value. For the few values every

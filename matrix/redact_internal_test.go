@@ -1,6 +1,7 @@
 package matrix
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/pikit-go/pikit/agent"
@@ -35,5 +36,12 @@ func TestRedactCopiesSharedMaps(t *testing.T) {
 	}
 	if res.MethodSpecs["defense"].Kwargs["x"] != "nothing here" || res.TraceData.Steps[0].Text != "ok" {
 		t.Error("clean values changed")
+	}
+}
+
+func TestRedactedOptions(t *testing.T) {
+	got := redactedOptions(map[string]any{"base_url": "https://user:hunter2-secret-pass@llm.example/v1", "max_tokens": int64(64)})
+	if s, _ := got["base_url"].(string); strings.Contains(s, "hunter2") || !strings.Contains(s, "llm.example") || got["max_tokens"] != int64(64) {
+		t.Errorf("%v", got)
 	}
 }

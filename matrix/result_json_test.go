@@ -287,7 +287,7 @@ sink_args = {to = "attacker@evil.example"}`} {
 // AppendJSON must then change with it.
 func TestAppendJSONKnowsEveryField(t *testing.T) {
 	want := map[reflect.Type]string{
-		reflect.TypeFor[Result]():          "key attack defense channel agent target task success confidence reason signals final_text sink_fired outcome case_id case_description repeat_index run_id seed generation_config method_specs evidence trace_data metadata timestamp latency_ms usage error,omitempty utility,omitempty",
+		reflect.TypeFor[Result]():          "key attack defense channel agent target task success confidence reason signals final_text sink_fired outcome case_id case_description repeat_index run_id seed generation_config method_specs evidence trace_data metadata timestamp latency_ms usage model_complied runtime_blocked success_count total_runs error,omitempty utility,omitempty",
 		reflect.TypeFor[Spec]():            "name kwargs,omitempty",
 		reflect.TypeFor[judge.Evidence]():  "signal step detail,omitempty",
 		reflect.TypeFor[agent.Trace]():     "agent system steps final_text sink_calls,omitempty taint_delivered blocked,omitempty max_steps_hit,omitempty model_calls usage",

@@ -49,6 +49,9 @@ type Runner struct {
 	// (with JudgeOptions); otherwise the judge asks the target under test.
 	JudgeTarget  string
 	JudgeOptions target.Options
+	// Version, when set, is recorded in every result's metadata
+	// (pikit_version).
+	Version string
 	// Driver, when set, runs each cell's agent instead of pikit's own tool
 	// loop: a user's agent through the proxy, an MCP client, a runtime.
 	Driver Driver
@@ -108,6 +111,7 @@ func (r Runner) RunEncoded(ctx context.Context, src Source, encode func(Result) 
 	e := newEnv(r.Open, runID, r.WorkDir)
 	e.cache = r.Cache
 	e.driver = r.Driver
+	e.version = r.Version
 	e.judgeSpec, e.judgeOpts = r.JudgeTarget, r.JudgeOptions
 	secrets := target.NewValueRedactor(target.EnvSecrets()...)
 	ctx, cancel := context.WithCancel(ctx)

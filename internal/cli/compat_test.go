@@ -118,3 +118,24 @@ func TestReportFormatHTMLOutput(t *testing.T) {
 		}
 	}
 }
+
+// Results carry the Python pikit's verdict fields and metadata keys.
+func TestPythonResultFields(t *testing.T) {
+	r := run(t, "run", "--target", "mock:obedient", "--attack", "naive", "--json")
+	for _, want := range []string{`"model_complied":true`, `"runtime_blocked":false`, `"success_count":1`, `"total_runs":1`, `"schema_version":1`, `"pikit_version":"`} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("no %s in %s", want, r.out)
+		}
+	}
+	r = run(t, "run", "--attack", "naive", "--defense", "pattern", "--json")
+	for _, want := range []string{`"outcome":"policy_blocked"`, `"model_complied":false`, `"runtime_blocked":true`, `"success_count":0`} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("no %s in %s", want, r.out)
+		}
+	}
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "exp.toml", "[target]\nspec = \"mock\"\nprefix = \"ECHO: \"\n")
+	if r := run(t, "run", "--config", cfg, "--json"); !strings.Contains(r.out, `"target_options":{"prefix":"ECHO: "}`) || !strings.Contains(r.out, `ECHO: `) {
+		t.Errorf("target options: %s %s", r.out, r.err)
+	}
+}

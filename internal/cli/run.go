@@ -546,7 +546,7 @@ func (o *runOptions) runner() matrix.Runner {
 		}
 		return target.OpenWith(spec, opts, policy, limiter)
 	}
-	r := matrix.Runner{Concurrency: o.Concurrency, MaxRequests: o.MaxRequests, MaxTokens: o.MaxTokens, Driver: o.driver}
+	r := matrix.Runner{Concurrency: o.Concurrency, MaxRequests: o.MaxRequests, MaxTokens: o.MaxTokens, Driver: o.driver, Version: version()}
 	r.Open = func(spec string, opts target.Options) (target.Target, error) {
 		if o.BaseURL != "" && spec != o.JudgeTarget {
 			opts = withOption(opts, target.OptBaseURL, o.BaseURL)
