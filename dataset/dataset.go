@@ -307,9 +307,9 @@ func (o Options) check() error {
 		}
 	}
 	switch o.Judge {
-	case "", "rule", "llm", "none":
+	case "", "rule", "rule:pikit", "llm", "none":
 	default:
-		return fmt.Errorf("judge override: %w", &matrix.Error{Msg: fmt.Sprintf("unknown judge %q; known: rule, llm, none", o.Judge)})
+		return fmt.Errorf("judge override: %w", &matrix.Error{Msg: fmt.Sprintf("unknown judge %q; known: rule, rule:pikit, llm, none", o.Judge)})
 	}
 	for _, a := range o.Attacks {
 		if err := attack.Registry.Check(a); err != nil {

@@ -26,7 +26,7 @@ const (
 	DefaultAgent      = "chat"
 	DirectChannel     = ""
 	WildcardName      = "*"
-	defaultJudgeTypes = "rule, llm, none"
+	defaultJudgeTypes = "rule, rule:pikit, llm, none"
 )
 
 // Defense points: where a prompt defense applies.

@@ -232,6 +232,8 @@ func (e *env) execute(ctx context.Context, cell Cell) (res Result, interrupted b
 	switch cfg.JudgeType {
 	case "none":
 		j = judge.None{}
+	case "rule:pikit":
+		j = judge.RulePikit{}
 	case "llm":
 		jt, err := e.judgeTarget(t)
 		if err != nil {

@@ -55,7 +55,7 @@ func (c *Config) Validate() error {
 	if c.Task == "" {
 		bad("task", "is empty; give the instruction the attacker wants followed")
 	}
-	if !slices.Contains([]string{"rule", "llm", "none"}, c.JudgeType) {
+	if !slices.Contains([]string{"rule", "rule:pikit", "llm", "none"}, c.JudgeType) {
 		bad("judge_type", "unknown judge %q; known: %s", c.JudgeType, defaultJudgeTypes)
 	}
 	switch c.DefensePoint {

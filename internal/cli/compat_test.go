@@ -139,3 +139,16 @@ func TestPythonResultFields(t *testing.T) {
 		t.Errorf("target options: %s %s", r.out, r.err)
 	}
 }
+
+// --judge rule:pikit reproduces the Python pikit's verdict on an echoed
+// canary, where pikit's rule judge does not count it.
+func TestJudgeRulePikit(t *testing.T) {
+	r := run(t, "run", "--attack", "naive", "--json")
+	p := run(t, "run", "--attack", "naive", "--judge", "rule:pikit", "--json")
+	if !strings.Contains(r.out, `"outcome":"taint_delivered"`) || !strings.Contains(p.out, `"outcome":"full_success"`) || !strings.Contains(p.out, "canary_echoed") {
+		t.Fatalf("rule: %s\nrule:pikit: %s", r.out, p.out)
+	}
+	if r := run(t, "run", "--judge", "rule:python"); r.code != 2 || !strings.Contains(r.err, "known: rule, rule:pikit, llm, none") {
+		t.Errorf("%+v", r)
+	}
+}

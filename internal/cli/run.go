@@ -84,7 +84,7 @@ func (o *runOptions) addFlags(cmd *cobra.Command, batch bool, skip ...string) {
 		})
 	}()
 	f.StringVar(&o.Target, "target", "", "target spec for every cell, e.g. mock or openai:gpt-4o-mini (default: the config's)")
-	f.StringVar(&o.Judge, "judge", "", "judge: rule, llm or none (default: the config's)")
+	f.StringVar(&o.Judge, "judge", "", "judge: rule, rule:pikit (the Python pikit's verdicts), llm or none (default: the config's)")
 	f.Float64Var(&o.Temperature, "temperature", 0, "sampling temperature, 0 to 2 (default: the config's)")
 	f.IntVar(&o.Repeats, "repeats", 0, "repeats per cell, at least 1 (default: the config's)")
 	f.StringSliceVar(&o.Attacks, "attacks", nil, "attacks to use instead of the config's, comma-separated")
@@ -116,8 +116,8 @@ func (o *runOptions) addFlags(cmd *cobra.Command, batch bool, skip ...string) {
 // its flag.
 func (o *runOptions) complete(cmd *cobra.Command) error {
 	o.temperature = cmd.Flags().Changed("temperature")
-	if o.Judge != "" && o.Judge != "rule" && o.Judge != "llm" && o.Judge != "none" {
-		return usage(fmt.Errorf("--judge: unknown judge %q; known: rule, llm, none", o.Judge))
+	if o.Judge != "" && o.Judge != "rule" && o.Judge != "rule:pikit" && o.Judge != "llm" && o.Judge != "none" {
+		return usage(fmt.Errorf("--judge: unknown judge %q; known: rule, rule:pikit, llm, none", o.Judge))
 	}
 	if o.temperature && !(o.Temperature >= 0 && o.Temperature <= 2) { // NaN fails both
 		return usage(fmt.Errorf("--temperature: want a number from 0 to 2, got %v", o.Temperature))
