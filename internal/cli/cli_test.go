@@ -44,6 +44,11 @@ func TestDatasetList(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.out, "direct_injection") || !strings.Contains(r.out, "indirect_injection") || !strings.Contains(r.out, "CASES") {
 		t.Fatalf("%+v", r)
 	}
+	for _, name := range []string{"agentdojo", "injecagent"} {
+		if !strings.Contains(r.out, name) {
+			t.Errorf("dataset list lacks %s:\n%s", name, r.out)
+		}
+	}
 }
 
 func TestDatasetShow(t *testing.T) {
