@@ -1,9 +1,10 @@
 // Package dataset loads benchmark datasets: TOML files whose [[cases]] are
 // experiment configs, each with an id and a description. A dataset runs
-// through the same matrix engine as a custom experiment. Two datasets are
-// built in (embedded in the binary): direct_injection and
-// indirect_injection; any file in the same format loads with LoadFile,
-// including the Python pikit's.
+// through the same matrix engine as a custom experiment. Four datasets are
+// built in (embedded in the binary): direct_injection, indirect_injection,
+// and InjecAgent- and AgentDojo-style cases under the Python pikit's names
+// injecagent and agentdojo; any file in the same format loads with
+// LoadFile, including the Python pikit's.
 package dataset
 
 import (

@@ -81,6 +81,19 @@ type Config struct {
 	// for direct injection, tool results for indirect). Detectors screen
 	// the user message or tool results only.
 	DefensePoint string `json:"defense_point,omitempty"`
+	// CarrierPath is the user's own file to taint (carrier_path, or the
+	// Python pikit's data_file): its text is the clean carrier, instead of
+	// a data_sample. A relative path is taken from the config's directory.
+	// CarrierData is its text, read when the config is decoded.
+	CarrierPath string `json:"carrier_path,omitempty"`
+	CarrierData string `json:"-"`
+	// OutputPath is where the tainted carrier of the config's one cell is
+	// written (output_path); an existing file is never overwritten.
+	OutputPath string `json:"output_path,omitempty"`
+	// outsidePaths names the keys whose path leaves the config's
+	// directory: a run needs --trust-config for them, as a file may not
+	// choose what pikit reads and sends to a model, or writes.
+	outsidePaths []string
 
 	// Runtime, RuntimeOptions and Fixture choose an agent runtime that
 	// runs each cell instead of pikit's own tool loop (the Python pikit's
@@ -200,6 +213,11 @@ func (c *Config) scenarioKey() map[string]string {
 	}
 	return out
 }
+
+// OutsidePaths returns the keys (carrier_path, output_path) whose path
+// leaves the directory of the config's file: reading or writing there is
+// the file's choice, so a run asks for --trust-config.
+func (c *Config) OutsidePaths() []string { return c.outsidePaths }
 
 // Empty reports whether the config was parsed from a document that set no
 // key at all (an empty file, or only comments): it holds only defaults,

@@ -373,6 +373,9 @@ func (e *env) crafted(cell Cell, sc *agent.Scenario) (craft.Crafted, craft.Optio
 	if o.Dir != "" {
 		e.fileMu.Unlock()
 	}
+	if err == nil && cfg.OutputPath != "" && c.Mode == craft.Indirect && c.Payload != "" {
+		err = writeNew(cfg.OutputPath, c)
+	}
 	return c, o, err
 }
 
@@ -420,6 +423,9 @@ func (e *env) drive(ctx context.Context, cell Cell, st *configState) (agent.Trac
 // data picks the clean carrier of an indirect cell: the config's
 // data_sample, or "" for the channel's own sample.
 func (e *env) data(cfg *Config) (string, error) {
+	if cfg.CarrierData != "" {
+		return cfg.CarrierData, nil
+	}
 	if cfg.DataSample == "" {
 		return "", nil
 	}
@@ -683,4 +689,26 @@ func constant(s string) any {
 		return "file"
 	}
 	return s
+}
+
+// writeNew writes a crafted carrier to the path a config names (its file,
+// in file mode; else the tainted text), never over a file that exists.
+func writeNew(path string, c craft.Crafted) error {
+	body := []byte(c.Delivery)
+	if c.Path != "" {
+		b, err := os.ReadFile(c.Path)
+		if err != nil {
+			return fmt.Errorf("output_path: %w", err)
+		}
+		body = b
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("output_path: %w", err)
+	}
+	if _, err := f.Write(body); err != nil {
+		f.Close()
+		return fmt.Errorf("output_path: %w", err)
+	}
+	return f.Close()
 }

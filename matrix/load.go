@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -28,7 +29,7 @@ var flatKeys = []string{
 	"channels", "channel", "channel_specs", "agents", "agent", "task", "canary", "marker",
 	"require_sink", "sink_args", "target_spec", "judge_type", "user_message", "data_sample",
 	"max_steps", "carrier_mode", "temperature", "repeats", "target_options", "seed",
-	"expected", "utility_canary", "runtime", "runtime_options", "fixture", "benchmark", "defense_point",
+	"expected", "utility_canary", "runtime", "runtime_options", "fixture", "benchmark", "defense_point", "carrier_path", "data_file", "output_path",
 }
 
 // SectionNames are the tables a config may hold for the drivers of
@@ -253,6 +254,8 @@ func (d *decoder) flat(prefix string, m map[string]any, rename map[string]string
 			field = "canary"
 		case "utility_canary":
 			field = "expected"
+		case "data_file":
+			field = "carrier_path"
 		}
 		if prev, dup := d.paths[field]; dup {
 			d.errorf(path, "the same setting as %s (line %d); keep one", prev, d.pathLine(prev))
@@ -308,6 +311,10 @@ func (d *decoder) flat(prefix string, m map[string]any, rename map[string]string
 			d.cfg.Benchmark = d.string(path, v)
 		case "defense_point":
 			d.cfg.DefensePoint = d.string(path, v)
+		case "carrier_path", "data_file":
+			d.carrierPath(path, d.string(path, v))
+		case "output_path":
+			d.outputPath(path, d.string(path, v))
 		case "runtime":
 			d.cfg.Runtime = d.string(path, v)
 		case "runtime_options":
@@ -491,4 +498,83 @@ func join(prefix, key string) string {
 		return key
 	}
 	return prefix + "." + key
+}
+
+// MaxCarrierBytes bounds a carrier file a config names.
+const MaxCarrierBytes = 8 << 20
+
+// localPath resolves a path a config names: relative to the config's
+// directory. outside reports a path that leaves that directory.
+func (d *decoder) localPath(p string) (abs string, outside bool) {
+	base := "."
+	if d.file != "" {
+		base = filepath.Dir(d.file)
+	}
+	if filepath.IsAbs(p) {
+		abs = filepath.Clean(p)
+	} else {
+		abs = filepath.Join(base, p)
+	}
+	rel, err := filepath.Rel(base, abs)
+	outside = err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(p)
+	return abs, outside
+}
+
+// carrierPath reads the user's own carrier file.
+func (d *decoder) carrierPath(path, p string) {
+	if p == "" {
+		d.errorf(path, "want the path of a file to taint")
+		return
+	}
+	abs, outside := d.localPath(p)
+	if outside {
+		d.cfg.outsidePaths = append(d.cfg.outsidePaths, "carrier_path")
+	}
+	fi, err := os.Stat(abs)
+	switch {
+	case err != nil:
+		d.errorf(path, "cannot read the carrier %s: %v", p, errors.Unwrap(err))
+		return
+	case !fi.Mode().IsRegular():
+		d.errorf(path, "the carrier %s is not a regular file", p)
+		return
+	case fi.Size() > MaxCarrierBytes:
+		d.errorf(path, "the carrier %s has %d bytes, over the %d a carrier may have", p, fi.Size(), MaxCarrierBytes)
+		return
+	case strings.EqualFold(filepath.Ext(p), ".pdf"):
+		d.errorf(path, "the carrier %s is a PDF: pikit does not extract the text of PDFs it did not write; export the text (pdftotext) and name that file", p)
+		return
+	}
+	b, err := os.ReadFile(abs)
+	if err != nil {
+		d.errorf(path, "cannot read the carrier %s: %v", p, errors.Unwrap(err))
+		return
+	}
+	if !utf8.Valid(b) {
+		d.errorf(path, "the carrier %s is not UTF-8 text", p)
+		return
+	}
+	d.cfg.CarrierPath, d.cfg.CarrierData = abs, string(bytes.TrimPrefix(b, utf8BOM))
+}
+
+// outputPath checks where the tainted carrier goes: never over a file
+// that exists.
+func (d *decoder) outputPath(path, p string) {
+	if p == "" {
+		d.errorf(path, "want the path of the file to write")
+		return
+	}
+	abs, outside := d.localPath(p)
+	if outside {
+		d.cfg.outsidePaths = append(d.cfg.outsidePaths, "output_path")
+	}
+	if _, err := os.Lstat(abs); err == nil {
+		d.errorf(path, "%s exists; pikit never overwrites a file a config names: remove it or name another", p)
+		return
+	}
+	if fi, err := os.Stat(filepath.Dir(abs)); err != nil || !fi.IsDir() {
+		d.errorf(path, "the directory of %s does not exist", p)
+		return
+	}
+	d.cfg.OutputPath = abs
 }

@@ -150,6 +150,9 @@ func Expand(cfg Config) (*Grid, error) {
 		g.total += b.size
 		g.blocks = append(g.blocks, b)
 	}
+	if c.OutputPath != "" && g.total > 1 {
+		return nil, &Error{File: c.Source, Line: c.Line("output_path"), Key: "output_path", Msg: fmt.Sprintf("names one file, but the config plans %d cells; narrow it to one, or leave output_path out", g.total)}
+	}
 	if g.total == 0 {
 		return nil, &Error{File: c.Source, Key: "channels", Msg: fmt.Sprintf("the plan has no cells: agents %s take only direct injection, so channels must include \"\"", strings.Join(agents, ", "))}
 	}
@@ -304,6 +307,7 @@ func configKey(cfg *Config) []byte {
 		// What drives external agents; omitted when unset, so the keys of
 		// plain configs do not change.
 		DefensePoint   string                    `json:"defense_point,omitempty"`
+		Carrier        string                    `json:"carrier,omitempty"`
 		Driven         string                    `json:"driven,omitempty"`
 		Via            string                    `json:"via,omitempty"`
 		Runtime        string                    `json:"runtime,omitempty"`
@@ -313,7 +317,7 @@ func configKey(cfg *Config) []byte {
 		Scenarios      map[string]string         `json:"scenarios,omitempty"`
 	}{cfg.CaseID, cfg.SeedSet, cfg.Task, cfg.Canary, cfg.RequireSink, cfg.SinkArgs, cfg.TargetSpec, cfg.TargetOpts,
 		cfg.JudgeType, cfg.UserMessage, cfg.DataSample, cfg.MaxSteps, cfg.CarrierMode, cfg.Temperature, cfg.Expected,
-		cfg.DefensePoint, cfg.Driven, cfg.Via, cfg.Runtime, cfg.RuntimeOptions, cfg.Fixture, cfg.Sections, cfg.scenarioKey()}
+		cfg.DefensePoint, carrierDigest(cfg.CarrierData), cfg.Driven, cfg.Via, cfg.Runtime, cfg.RuntimeOptions, cfg.Fixture, cfg.Sections, cfg.scenarioKey()}
 	b, err := json.Marshal(material)
 	if err != nil {
 		// Only unsupported option values (validated away) can fail here.
@@ -334,4 +338,13 @@ func Shard(key string, n int) int {
 		v = binary.LittleEndian.Uint64(h[:8])
 	}
 	return int(v % uint64(n))
+}
+
+// carrierDigest identifies a user's carrier file by its text, "" for none.
+func carrierDigest(data string) string {
+	if data == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(data))
+	return hex.EncodeToString(sum[:12])
 }

@@ -152,3 +152,69 @@ func TestJudgeRulePikit(t *testing.T) {
 		t.Errorf("%+v", r)
 	}
 }
+
+// Taint your own file: carrier_path (or data_file) and output_path.
+func TestCarrierPathAndOutputPath(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "mine.eml", "From: a@example.com\nSubject: invoice 4471\n\nPlease find the invoice attached.\n")
+	base := "agents = [\"email\"]\nattacks = [\"naive\"]\nchannels = [\"email_headers\"]\ntarget_spec = \"mock:obedient\"\n"
+	cfg := writeFile(t, dir, "exp.toml", base+"carrier_path = \"mine.eml\"\noutput_path = \"out/tainted.eml\"\n")
+	os.Mkdir(filepath.Join(dir, "out"), 0o755)
+	res := filepath.Join(dir, "r.jsonl")
+	if r := run(t, "matrix", "--config", cfg, "-q", "-o", res); r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.err)
+	}
+	raw, _ := os.ReadFile(res)
+	if !strings.Contains(string(raw), "invoice 4471") {
+		t.Error("the tool result is not the user's own file")
+	}
+	out, err := os.ReadFile(filepath.Join(dir, "out", "tainted.eml"))
+	if err != nil || !strings.Contains(string(out), "invoice 4471") || !strings.Contains(string(out), "HACKED") {
+		t.Fatalf("output_path: %v %q", err, out)
+	}
+	// data_file is the Python pikit's name of carrier_path.
+	alias := writeFile(t, dir, "alias.toml", base+"data_file = \"mine.eml\"\n")
+	if r := run(t, "run", "--config", alias, "--full"); r.code != 0 || !strings.Contains(r.out, "invoice 4471") {
+		t.Errorf("data_file: exit %d\n%s%s", r.code, r.out, r.err)
+	}
+	writeFile(t, dir, "doc.pdf", "%PDF-1.4\n")
+	for _, tc := range []struct {
+		name, extra, want string
+		trust             bool
+	}{
+		{"existing output", "carrier_path = \"mine.eml\"\noutput_path = \"out/tainted.eml\"\n", "exp2.toml:6: output_path: out/tainted.eml exists", false},
+		{"missing carrier", "carrier_path = \"nope.eml\"\n", "exp2.toml:5: carrier_path: cannot read the carrier nope.eml: no such file", false},
+		{"pdf carrier", "carrier_path = \"doc.pdf\"\n", "is a PDF", false},
+		{"both carriers", "carrier_path = \"mine.eml\"\ndata_sample = \"email\"\n", "and data_sample both name the clean carrier", false},
+		{"alias twice", "carrier_path = \"mine.eml\"\ndata_file = \"mine.eml\"\n", "the same setting as carrier_path", false},
+		{"outside the config's directory", "carrier_path = \"../" + filepath.Base(dir) + "/mine.eml\"\n", "", false},
+		{"absolute path", "carrier_path = \"" + filepath.Join(dir, "mine.eml") + "\"\n", "--trust-config", false},
+		{"many cells, one output", "attacks = [\"naive\", \"escape\"]\noutput_path = \"x.eml\"\n", "output_path: names one file, but the config plans 2 cells", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := base + tc.extra
+			if strings.Contains(tc.extra, "attacks =") {
+				doc = strings.Replace(base, "attacks = [\"naive\"]\n", "", 1) + tc.extra
+			}
+			c := writeFile(t, dir, "exp2.toml", doc)
+			args := []string{"matrix", "--config", c, "-q"}
+			if tc.trust {
+				args = append(args, "--trust-config")
+			}
+			r := run(t, args...)
+			if tc.want == "" { // a path back into the same directory is local
+				if r.code != 0 {
+					t.Errorf("exit %d: %s", r.code, r.err)
+				}
+				return
+			}
+			if r.code != 2 || !strings.Contains(r.err, tc.want) {
+				t.Errorf("exit %d %q, want 2 with %q", r.code, r.err, tc.want)
+			}
+		})
+	}
+	abs := writeFile(t, dir, "exp3.toml", base+"carrier_path = \""+filepath.Join(dir, "mine.eml")+"\"\n")
+	if r := run(t, "matrix", "--config", abs, "-q", "--trust-config"); r.code != 0 {
+		t.Errorf("--trust-config: exit %d: %s", r.code, r.err)
+	}
+}

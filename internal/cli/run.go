@@ -468,6 +468,14 @@ func (o *runOptions) endpoints(src matrix.Source) ([]endpoint, error) {
 // trustCheck refuses a run that would send an API key to a base URL a
 // config or dataset file chose, unless --trust-config says the file may.
 func (o *runOptions) trustCheck(src matrix.Source) error {
+	if !o.TrustConfig {
+		for _, cfg := range matrix.Configs(src) {
+			for _, key := range cfg.OutsidePaths() {
+				return usage(&matrix.Error{File: cfg.Source, Line: cfg.Line(key), Case: cfg.CaseID, Key: key,
+					Msg: "the path leaves the config's directory: a file may not choose what pikit reads (and sends to a model) or writes elsewhere; move the file beside the config, or give --trust-config"})
+			}
+		}
+	}
 	eps, err := o.endpoints(src)
 	if err != nil {
 		return err
