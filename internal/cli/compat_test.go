@@ -252,3 +252,12 @@ func TestPythonCompatFilesLoad(t *testing.T) {
 		})
 	}
 }
+
+// pikit show lists each method's options, saying where a default differs
+// from the Python pikit's.
+func TestShowDocumentsDefaults(t *testing.T) {
+	r := run(t, "show", "defenses", "spotlighting", "retokenization")
+	if r.code != 0 || strings.Count(r.out, "options:") != 2 || !strings.Contains(r.out, "marker = \"^\"") || !strings.Contains(r.out, "The Python pikit's default differs") {
+		t.Fatalf("exit %d\n%s%s", r.code, r.out, r.err)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/pikit-go/pikit/channel"
 	"github.com/pikit-go/pikit/defense"
 	"github.com/pikit-go/pikit/matrix"
+	"github.com/pikit-go/pikit/method"
 )
 
 type showOptions struct {
@@ -34,6 +35,7 @@ or a channel's tainted carrier. Nothing is sent anywhere.`,
 			kind, names := a[0], a[1:]
 			var reg interface {
 				Names() []string
+				Lookup(name string) (method.Info, bool)
 				Check(string) error
 			}
 			switch kind {
@@ -63,6 +65,18 @@ or a channel's tainted carrier. Nothing is sent anywhere.`,
 					fmt.Fprintln(streams.Out)
 				}
 				fmt.Fprintf(streams.Out, "── %s %s\n%s\n", strings.TrimSuffix(kind, "s"), n, text)
+				// The options, with their defaults and where they differ
+				// from the Python pikit's.
+				if info, ok := reg.Lookup(n); ok && len(info.Options) > 0 {
+					fmt.Fprintln(streams.Out, "options:")
+					for _, opt := range info.Options {
+						choices := ""
+						if len(opt.Choices) > 0 {
+							choices = " (" + strings.Join(opt.Choices, " | ") + ")"
+						}
+						fmt.Fprintf(streams.Out, "  %s = %s%s: %s\n", opt.Name, formatDefault(opt.Default), choices, opt.Help)
+					}
+				}
 			}
 			return nil
 		},
