@@ -164,7 +164,7 @@ func TestParseErrors(t *testing.T) {
 		{"unknown channel", "agents = [\"browser\"]\nchannels = [\"webpag\"]\n", []string{"bad.toml:2:", `unknown channel "webpag"`, "did you mean webpage"}},
 		{"unknown provider", "target_spec = \"opneai:gpt-4o\"\n", []string{"bad.toml:1:", `unknown target provider "opneai"`, "known: "}},
 		{"unknown provider in section", "[target]\nspec = \"nope\"\n", []string{"bad.toml:2:", "unknown target provider"}},
-		{"judge type", "judge_type = \"human\"\n", []string{"judge_type", "rule, llm, none"}},
+		{"judge type", "judge_type = \"human\"\n", []string{"judge_type", "rule, rule:pikit, llm, none"}},
 		{"carrier mode", "carrier_mode = \"disk\"\n", []string{"carrier_mode", "text, file"}},
 		{"repeats range", "repeats = 0\n", []string{"repeats", "at least 1"}},
 		{"temperature range", "temperature = 3.5\n", []string{"temperature", "between 0 and 2"}},
