@@ -156,8 +156,17 @@ func pdfStream(obj []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return io.ReadAll(r)
+	// A stream is bounded: a PDF a user names could hold a small stream
+	// that inflates without end.
+	out, err := io.ReadAll(io.LimitReader(r, maxPDFStream+1))
+	if err == nil && len(out) > maxPDFStream {
+		err = fmt.Errorf("a content stream inflates past %d bytes", maxPDFStream)
+	}
+	return out, err
 }
+
+// maxPDFStream bounds one decoded content stream.
+const maxPDFStream = 16 << 20
 
 // pdfPageText returns a page's text a line per text object, with the blank
 // lines its vertical gaps stand for.

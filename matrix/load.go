@@ -15,6 +15,7 @@ import (
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/pikit-go/pikit/agent"
+	"github.com/pikit-go/pikit/channel"
 	"github.com/pikit-go/pikit/internal/suggest"
 	"github.com/pikit-go/pikit/internal/tomlpos"
 	"github.com/pikit-go/pikit/method"
@@ -542,7 +543,12 @@ func (d *decoder) carrierPath(path, p string) {
 		d.errorf(path, "the carrier %s has %d bytes, over the %d a carrier may have", p, fi.Size(), MaxCarrierBytes)
 		return
 	case strings.EqualFold(filepath.Ext(p), ".pdf"):
-		d.errorf(path, "the carrier %s is a PDF: pikit does not extract the text of PDFs it did not write; export the text (pdftotext) and name that file", p)
+		text, err := pdfText(abs)
+		if err != nil {
+			d.errorf(path, "cannot read the text of the PDF carrier %s (%v): pikit reads simple PDFs (text shown with Tj/TJ, plain or Flate streams); export the text (pdftotext) and name that file", p, err)
+			return
+		}
+		d.cfg.CarrierPath, d.cfg.CarrierData = abs, text
 		return
 	}
 	b, err := os.ReadFile(abs)
@@ -577,4 +583,27 @@ func (d *decoder) outputPath(path, p string) {
 		return
 	}
 	d.cfg.OutputPath = abs
+}
+
+// pdfText extracts the metadata and page text of a PDF carrier, as a
+// document tool would hand it to a model.
+func pdfText(path string) (text string, err error) {
+	ch, err := channel.New("pdf_metadata", nil, 0)
+	if err != nil {
+		return "", err
+	}
+	r, ok := ch.(channel.FileReader)
+	if !ok {
+		return "", errors.New("no PDF reader")
+	}
+	defer func() {
+		if p := recover(); p != nil { // a malformed PDF is an error, never a crash
+			text, err = "", fmt.Errorf("malformed PDF: %v", p)
+		}
+	}()
+	text, err = r.ReadFile(path)
+	if err == nil && strings.TrimSpace(text) == "" {
+		err = errors.New("no text found")
+	}
+	return text, err
 }

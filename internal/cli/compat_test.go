@@ -184,7 +184,7 @@ func TestCarrierPathAndOutputPath(t *testing.T) {
 	}{
 		{"existing output", "carrier_path = \"mine.eml\"\noutput_path = \"out/tainted.eml\"\n", "exp2.toml:6: output_path: out/tainted.eml exists", false},
 		{"missing carrier", "carrier_path = \"nope.eml\"\n", "exp2.toml:5: carrier_path: cannot read the carrier nope.eml: no such file", false},
-		{"pdf carrier", "carrier_path = \"doc.pdf\"\n", "is a PDF", false},
+		{"pdf carrier without text", "carrier_path = \"doc.pdf\"\n", "cannot read the text of the PDF carrier doc.pdf", false},
 		{"both carriers", "carrier_path = \"mine.eml\"\ndata_sample = \"email\"\n", "and data_sample both name the clean carrier", false},
 		{"alias twice", "carrier_path = \"mine.eml\"\ndata_file = \"mine.eml\"\n", "the same setting as carrier_path", false},
 		{"outside the config's directory", "carrier_path = \"../" + filepath.Base(dir) + "/mine.eml\"\n", "", false},
