@@ -11,9 +11,9 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/pikit-go/pikit/agent"
+	"github.com/pikit-go/pikit/internal/procgroup"
 	"github.com/pikit-go/pikit/matrix"
 )
 
@@ -182,7 +182,7 @@ func (rt *Runtime) Run(ctx context.Context, dr matrix.Drive, lim Limits) (agent.
 
 	runCtx, cancel := context.WithTimeout(ctx, rt.Timeout)
 	defer cancel()
-	stdout, stderr := &tail{max: MaxStdout}, &tail{max: maxStderr}
+	stdout, stderr := procgroup.NewTail(MaxStdout), procgroup.NewTail(maxStderr)
 	cmd := exec.CommandContext(runCtx, argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = rt.Cwd, env, stdout, stderr
 	setGroup(cmd)
@@ -262,40 +262,6 @@ func readTrace(path string, lim Limits) (*Events, error) {
 	}
 	defer f.Close()
 	return ParseEvents(f, path, lim)
-}
-
-// tail keeps the last max bytes written to it.
-type tail struct {
-	max     int
-	buf     []byte
-	dropped int64
-}
-
-func (t *tail) Write(p []byte) (int, error) {
-	n := len(p)
-	if len(p) > t.max {
-		t.dropped += int64(len(t.buf) + len(p) - t.max)
-		t.buf = append(t.buf[:0], p[len(p)-t.max:]...)
-		return n, nil
-	}
-	t.buf = append(t.buf, p...)
-	if over := len(t.buf) - t.max; over > 0 {
-		t.dropped += int64(over)
-		t.buf = append(t.buf[:0], t.buf[over:]...)
-	}
-	return n, nil
-}
-
-// String returns the bytes kept, starting at a whole character when the
-// start was cut.
-func (t *tail) String() string {
-	b := t.buf
-	if t.dropped > 0 {
-		for i := 0; i < len(b) && i < utf8.UTFMax && !utf8.RuneStart(b[0]); i++ {
-			b = b[1:]
-		}
-	}
-	return string(b)
 }
 
 // lastLines returns up to n last non-empty lines of s, joined by " | ".

@@ -320,21 +320,3 @@ func TestBuildTrace(t *testing.T) {
 		}
 	})
 }
-
-func TestTail(t *testing.T) {
-	tl := &tail{max: 8}
-	for _, s := range []string{"abc", "defgh", "ijk"} {
-		tl.Write([]byte(s))
-	}
-	if tl.String() != "defghijk" || tl.dropped != 3 {
-		t.Errorf("%q dropped %d", tl.String(), tl.dropped)
-	}
-	tl.Write([]byte("0123456789é")) // the last 8 bytes hold é whole
-	if tl.String() != "456789é" {
-		t.Errorf("%q", tl.String())
-	}
-	tl.Write([]byte("é1234567"))
-	if tl.String() != "1234567" {
-		t.Errorf("a cut character is dropped: %q", tl.String())
-	}
-}

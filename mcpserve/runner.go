@@ -284,7 +284,7 @@ func (r *Runner) exec(ctx context.Context, key string, env map[string]string) (r
 	for _, name := range []string{EnvURL, EnvSession, EnvAgent, EnvUserMessage} {
 		cmd.Env = append(cmd.Env, name+"="+env[name])
 	}
-	stdout, stderr := &tail{max: MaxFinalText}, &tail{max: maxStderr}
+	stdout, stderr := procgroup.NewTail(MaxFinalText), procgroup.NewTail(maxStderr)
 	var outSink, errSink io.Writer = stdout, stderr
 	if r.LogDir != "" {
 		outF, errF, err := openLogs(r.LogDir, key)
@@ -365,7 +365,7 @@ func (r *Runner) exec(ctx context.Context, key string, env map[string]string) (r
 	if cmd.ProcessState != nil {
 		res.code = cmd.ProcessState.ExitCode()
 	}
-	res.stdout, res.stdoutN = stdout.String(), stdout.total
+	res.stdout, res.stdoutN = stdout.String(), stdout.Total()
 	res.stderr = stderr.String()
 	return res, err
 }

@@ -266,23 +266,3 @@ func TestRunnerCancel(t *testing.T) {
 		t.Fatal("Drive did not return when cancelled")
 	}
 }
-
-func TestTail(t *testing.T) {
-	tl := &tail{max: 8}
-	for _, s := range []string{"abc", "defgh", "ijklmnopqrstu", "vw", "é"} {
-		tl.Write([]byte(s))
-	}
-	if got := tl.String(); got != "rstuvwé" || tl.total != 25 {
-		t.Errorf("tail %q (total %d)", got, tl.total)
-	}
-	cut := &tail{max: 3}
-	cut.Write([]byte("xéé")) // keeps the second half of the first é
-	if got := cut.String(); got != "é" {
-		t.Errorf("cut tail %q", got)
-	}
-	small := &tail{max: 100}
-	small.Write([]byte("hello"))
-	if small.String() != "hello" {
-		t.Errorf("%q", small.String())
-	}
-}

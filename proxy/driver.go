@@ -138,8 +138,8 @@ func (d *Driver) run(ctx context.Context, id string) (string, error) {
 	if os.Getenv("ANTHROPIC_API_KEY") == "" {
 		cmd.Env = append(cmd.Env, "ANTHROPIC_API_KEY=pikit-proxy")
 	}
-	var stdout, stderr tail
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	stdout, stderr := procgroup.NewTail(maxOutput), procgroup.NewTail(maxOutput)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
 	procgroup.Set(cmd)
 	cmd.WaitDelay = waitDelay
 	if err := cmd.Start(); err != nil {
@@ -182,26 +182,4 @@ func sessionID(c matrix.Cell) string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	return c.Key + "-" + hex.EncodeToString(b[:])
-}
-
-// tail keeps the last maxOutput bytes written to it.
-type tail struct {
-	mu  sync.Mutex
-	buf []byte
-}
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if len(t.buf) > maxOutput {
-		t.buf = append(t.buf[:0], t.buf[len(t.buf)-maxOutput:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.buf)
 }
