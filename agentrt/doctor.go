@@ -1,6 +1,8 @@
 package agentrt
 
 import (
+	"github.com/pikit-go/pikit/internal/procgroup"
+
 	"context"
 	"fmt"
 	"os"
@@ -100,11 +102,11 @@ func (rt *Runtime) version(ctx context.Context, path string) (string, error) {
 	out := &head{max: maxVersion}
 	cmd := exec.CommandContext(ctx, path, "--version")
 	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = rt.Cwd, env, out, out
-	setGroup(cmd)
-	cmd.Cancel = func() error { return signalGroup(cmd, sigKill) }
+	procgroup.Set(cmd)
+	cmd.Cancel = func() error { return procgroup.Kill(cmd) }
 	cmd.WaitDelay = time.Second
 	err = cmd.Run()
-	signalGroup(cmd, sigKill)
+	procgroup.Kill(cmd)
 	text := firstLines(string(out.buf), 3)
 	switch {
 	case ctx.Err() != nil:

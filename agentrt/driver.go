@@ -185,12 +185,12 @@ func (rt *Runtime) Run(ctx context.Context, dr matrix.Drive, lim Limits) (agent.
 	stdout, stderr := procgroup.NewTail(MaxStdout), procgroup.NewTail(maxStderr)
 	cmd := exec.CommandContext(runCtx, argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = rt.Cwd, env, stdout, stderr
-	setGroup(cmd)
-	cmd.Cancel = func() error { return signalGroup(cmd, sigTerm) }
+	procgroup.Set(cmd)
+	cmd.Cancel = func() error { return procgroup.Term(cmd) }
 	cmd.WaitDelay = killGrace
 	start := time.Now()
 	runErr := cmd.Run()
-	signalGroup(cmd, sigKill) // whatever the agent left running ends with its cell
+	procgroup.Kill(cmd) // whatever the agent left running ends with its cell
 	if errors.Is(runErr, exec.ErrWaitDelay) {
 		// The agent exited successfully, leaving children that held its
 		// output: its run is over, and they are gone.

@@ -5,27 +5,7 @@ package agentrt
 import (
 	"fmt"
 	"os"
-	"os/exec"
 )
-
-type signal int
-
-const (
-	sigTerm signal = iota
-	sigKill
-)
-
-// setGroup does nothing where there are no process groups: a timeout
-// ends the agent's own process only.
-func setGroup(*exec.Cmd) {}
-
-// signalGroup kills the agent's process.
-func signalGroup(cmd *exec.Cmd, _ signal) error {
-	if cmd.Process == nil {
-		return nil
-	}
-	return cmd.Process.Kill()
-}
 
 // openTrace opens a trace file for reading only if it is a regular file,
 // not a link the agent put in its place.

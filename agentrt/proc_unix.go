@@ -5,33 +5,8 @@ package agentrt
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"syscall"
 )
-
-const (
-	sigTerm = syscall.SIGTERM
-	sigKill = syscall.SIGKILL
-)
-
-// setGroup starts the agent in a process group of its own, so that a
-// timeout ends everything it started.
-func setGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-}
-
-// signalGroup signals the agent's process group (nothing before it
-// started).
-func signalGroup(cmd *exec.Cmd, sig syscall.Signal) error {
-	if cmd.Process == nil {
-		return nil
-	}
-	err := syscall.Kill(-cmd.Process.Pid, sig)
-	if err == syscall.ESRCH {
-		return os.ErrProcessDone
-	}
-	return err
-}
 
 // openTrace opens a trace file for reading without following a symbolic
 // link or blocking on a FIFO, and only if it is a regular file.

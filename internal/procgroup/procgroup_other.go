@@ -8,11 +8,12 @@ import "os/exec"
 func Set(*exec.Cmd) {}
 
 // Term ends the process of a started cmd.
-func Term(cmd *exec.Cmd) { Kill(cmd) }
+func Term(cmd *exec.Cmd) error { return Kill(cmd) }
 
 // Kill ends the process of a started cmd.
-func Kill(cmd *exec.Cmd) {
-	if cmd.Process != nil {
-		_ = cmd.Process.Kill()
+func Kill(cmd *exec.Cmd) error {
+	if cmd.Process == nil {
+		return nil
 	}
+	return cmd.Process.Kill()
 }
