@@ -40,15 +40,14 @@ type Driver struct {
 	// Dir is the command's working directory ("" for pikit's).
 	Dir string
 
-	rulesMu sync.Mutex
-	rules   map[*matrix.Config]Rules
+	rules ruleCache
 }
 
 // Drive implements matrix.Driver: it opens a session for the cell, runs
 // the agent command with its base URLs pointing at it, and returns the
 // session's trace when the command exits.
 func (d *Driver) Drive(ctx context.Context, dr matrix.Drive) (agent.Trace, error) {
-	rules, err := d.rulesFor(dr.Cell.Config)
+	rules, err := d.rules.get(dr.Cell.Config)
 	if err != nil {
 		return agent.Trace{}, err
 	}
@@ -75,21 +74,27 @@ func (d *Driver) Drive(ctx context.Context, dr matrix.Drive) (agent.Trace, error
 	return tr, nil
 }
 
-// rulesFor parses a config's [proxy] rules once.
-func (d *Driver) rulesFor(cfg *matrix.Config) (Rules, error) {
-	d.rulesMu.Lock()
-	defer d.rulesMu.Unlock()
-	if r, ok := d.rules[cfg]; ok {
+// ruleCache parses each config's [proxy] rules once; the drivers share
+// it between their workers.
+type ruleCache struct {
+	mu    sync.Mutex
+	rules map[*matrix.Config]Rules
+}
+
+func (c *ruleCache) get(cfg *matrix.Config) (Rules, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r, ok := c.rules[cfg]; ok {
 		return r, nil
 	}
 	r, err := ParseRules(cfg)
 	if err != nil {
 		return r, err
 	}
-	if d.rules == nil {
-		d.rules = map[*matrix.Config]Rules{}
+	if c.rules == nil {
+		c.rules = map[*matrix.Config]Rules{}
 	}
-	d.rules[cfg] = r
+	c.rules[cfg] = r
 	return r, nil
 }
 

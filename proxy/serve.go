@@ -36,11 +36,10 @@ type Serve struct {
 	IdleTimeout time.Duration
 	ClaimWait   time.Duration
 
-	once    sync.Once
-	offers  chan *offer
-	done    chan struct{}
-	rulesMu sync.Mutex
-	rules   map[*matrix.Config]Rules
+	once   sync.Once
+	offers chan *offer
+	done   chan struct{}
+	rules  ruleCache
 
 	claimMu  sync.Mutex
 	claiming map[string]*claiming // new session ids being given a cell
@@ -169,7 +168,7 @@ func (sv *Serve) take(ctx context.Context, id string) (*Session, error) {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	rules, err := sv.rulesFor(o.d.Cell.Config)
+	rules, err := sv.rules.get(o.d.Cell.Config)
 	var s *Session
 	if err == nil {
 		s, err = sv.Server.Open(id, o.d, rules)
@@ -187,22 +186,6 @@ func (sv *Serve) take(ctx context.Context, id string) (*Session, error) {
 	s.endWhenIdle(idle)
 	o.claimed <- s
 	return s, nil
-}
-
-func (sv *Serve) rulesFor(cfg *matrix.Config) (Rules, error) {
-	sv.rulesMu.Lock()
-	defer sv.rulesMu.Unlock()
-	if r, ok := sv.rules[cfg]; ok {
-		return r, nil
-	}
-	r, err := ParseRules(cfg)
-	if err == nil {
-		if sv.rules == nil {
-			sv.rules = map[*matrix.Config]Rules{}
-		}
-		sv.rules[cfg] = r
-	}
-	return r, err
 }
 
 // ServeHTTP implements http.Handler: the control endpoints under /pikit/,
