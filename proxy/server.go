@@ -123,17 +123,10 @@ func (srv *Server) upstream(cfg *matrix.Config) (upstream, error) {
 		up.model = cfg.TargetSpec
 		return up, nil
 	}
-	raw := srv.BaseURL
-	if raw == "" {
-		// EndpointOf redacts a password in the URL for display; take the
-		// URL itself.
-		raw, _ = opts[target.OptBaseURL].(string)
-		if raw == "" && ep.BaseURLEnv != "" {
-			raw = strings.TrimSpace(os.Getenv(ep.BaseURLEnv))
-		}
-		if raw == "" {
-			raw = ep.URL
-		}
+	// EndpointOf's URL is redacted for display; requests need it whole.
+	raw, err := target.BaseURLOf(cfg.TargetSpec, opts)
+	if err != nil {
+		return upstream{}, err
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

@@ -108,3 +108,16 @@ func TestMockOptions(t *testing.T) {
 		}
 	}
 }
+
+func TestBaseURLOfIsUnredacted(t *testing.T) {
+	t.Setenv(OpenAIBaseURLEnv, "")
+	withPass := "https://user:s3cret-pass-0123@llm.example/v1"
+	got, err := BaseURLOf("openai:m", Options{OptBaseURL: withPass})
+	ep, _ := EndpointOf("openai:m", Options{OptBaseURL: withPass})
+	if err != nil || got != withPass || strings.Contains(ep.URL, "s3cret") {
+		t.Errorf("BaseURLOf %q (%v); EndpointOf shows %q", got, err, ep.URL)
+	}
+	if u, _ := BaseURLOf("mock", nil); u != "" {
+		t.Errorf("offline: %q", u)
+	}
+}

@@ -30,6 +30,20 @@ func (e Endpoint) Offline() bool { return e.URL == "" }
 // base URL variable, else its default. The URL is shown with any password
 // in it redacted.
 func EndpointOf(spec string, opts Options) (Endpoint, error) {
+	e, err := endpointOf(spec, opts)
+	e.URL = Redact(e.URL)
+	return e, err
+}
+
+// BaseURLOf returns the base URL a spec's requests go to, as EndpointOf
+// resolves it but unredacted: for sending, never for display. It is ""
+// for an offline target.
+func BaseURLOf(spec string, opts Options) (string, error) {
+	e, err := endpointOf(spec, opts)
+	return e.URL, err
+}
+
+func endpointOf(spec string, opts Options) (Endpoint, error) {
 	name, _, err := ParseSpec(spec)
 	if err != nil {
 		return Endpoint{}, err
@@ -46,7 +60,6 @@ func EndpointOf(spec string, opts Options) (Endpoint, error) {
 	if v, _ := stringOption(opts, OptBaseURL); v != "" {
 		e.URL, e.From = v, "option "+OptBaseURL
 	}
-	e.URL = Redact(e.URL)
 	if p.KeyEnv != "" && (!p.KeyOptional || strings.TrimSpace(os.Getenv(p.KeyEnv)) != "") {
 		e.KeyEnv = p.KeyEnv
 	}
