@@ -154,7 +154,7 @@ func Run(ctx context.Context, t target.Target, sc *Scenario, in Input, h Hooks) 
 		user = sc.UserMessage
 	}
 	if in.UserTainted {
-		if b := detect(h.Detectors, user); b != nil {
+		if b := h.Screen(user); b != nil {
 			b.Point = "user"
 			b.Step = tr.add(Step{Kind: StepUser, Text: user, Tainted: true, Blocked: true})
 			tr.Blocked = b
@@ -244,10 +244,10 @@ func (tr *Trace) callTool(sc *Scenario, call target.ToolCall, in Input, h Hooks,
 	} else if call.Name == sc.TaintPoint && sc.TaintMarker != "" {
 		result = strings.ReplaceAll(result, sc.TaintMarker, "")
 	}
-	if b := detect(h.Detectors, result); b != nil {
+	if b := h.Screen(result); b != nil {
 		b.Point = "tool_result"
 		step.Blocked = true
-		step.Result = fmt.Sprintf("[content withheld: the %s detector flagged this tool result as a possible prompt injection]", b.Detector)
+		step.Result = Withheld(b.Detector, "tool result")
 		b.Step = tr.add(step)
 		if tr.Blocked == nil {
 			tr.Blocked = b
@@ -295,13 +295,22 @@ func callArgs(call target.ToolCall) (map[string]any, error) {
 	return call.Args()
 }
 
-func detect(ds []NamedDetector, text string) *Block {
-	for _, d := range ds {
+// Screen runs the detectors on text: the first that flags it gives the
+// Block (its Point and Step for the caller to fill), nil when none does.
+// pikit's loop and every driver of a user's agent screen text with it.
+func (h Hooks) Screen(text string) *Block {
+	for _, d := range h.Detectors {
 		if r := d.Detect(text); r.Flagged {
 			return &Block{Detector: d.Name, Reason: r.Reason, Score: r.Score}
 		}
 	}
 	return nil
+}
+
+// Withheld is what the model is given instead of text a detector flagged:
+// what names the text ("tool result").
+func Withheld(detector, what string) string {
+	return fmt.Sprintf("[content withheld: the %s detector flagged this %s as a possible prompt injection]", detector, what)
 }
 
 // MarshalArgs encodes tool arguments the way models send them, for tests

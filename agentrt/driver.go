@@ -128,12 +128,9 @@ func (rt *Runtime) Run(ctx context.Context, dr matrix.Drive, lim Limits) (agent.
 		h.text = dr.Delivery
 		// As pikit's own loop treats a tool result: detectors see the
 		// text first and withhold it; else the defense wraps it.
-		for _, det := range dr.Hooks.Detectors {
-			if r := det.Detect(h.text); r.Flagged {
-				h.block = &agent.Block{Point: "tool_result", Detector: det.Name, Reason: r.Reason, Score: r.Score}
-				h.text = fmt.Sprintf("[content withheld: the %s detector flagged this %s as a possible prompt injection]", det.Name, h.mapping.Key)
-				break
-			}
+		if b := dr.Hooks.Screen(h.text); b != nil {
+			b.Point = "tool_result"
+			h.block, h.text = b, agent.Withheld(b.Detector, h.mapping.Key)
 		}
 		if h.block == nil && dr.Hooks.ToolResult != nil {
 			h.text = dr.Hooks.ToolResult.Apply(h.text, instruction)

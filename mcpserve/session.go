@@ -219,7 +219,7 @@ func (s *Session) poison(t agent.Tool) error {
 		s.poisoned = mcpTool(t, "", "")
 		s.poisoned.Description = text
 	}
-	if b := detect(s.setup.Hooks.Detectors, text); b != nil {
+	if b := s.setup.Hooks.Screen(text); b != nil {
 		b.Point = PointDescription
 		s.block = b
 	}
@@ -482,10 +482,10 @@ func (s *Session) call(t agent.Tool, raw json.RawMessage) *mcp.CallToolResult {
 		step.Tainted = true
 	}
 	h := s.setup.Hooks
-	if b := detect(h.Detectors, result); b != nil {
+	if b := h.Screen(result); b != nil {
 		b.Point = "tool_result"
 		step.Blocked = true
-		step.Result = fmt.Sprintf("[content withheld: the %s detector flagged this tool result as a possible prompt injection]", b.Detector)
+		step.Result = agent.Withheld(b.Detector, "tool result")
 		b.Step = s.add("tools/call", step)
 		if s.tr.Blocked == nil {
 			s.tr.Blocked = b
@@ -528,15 +528,6 @@ func decodeArgs(raw json.RawMessage) (map[string]any, error) {
 		args = map[string]any{}
 	}
 	return args, nil
-}
-
-func detect(ds []agent.NamedDetector, text string) *agent.Block {
-	for _, d := range ds {
-		if r := d.Detect(text); r.Flagged {
-			return &agent.Block{Detector: d.Name, Reason: r.Reason, Score: r.Score}
-		}
-	}
-	return nil
 }
 
 // clip cuts s to at most n bytes on a character boundary.

@@ -183,16 +183,14 @@ func (s *Session) decide(r toolResult, call target.ToolCall, instruction string)
 			break
 		}
 	}
-	for _, d := range s.drive.Hooks.Detectors {
-		if det := d.Detect(out); det.Flagged {
-			step.Blocked = true
-			step.Result = fmt.Sprintf("[content withheld: the %s detector flagged this tool result as a possible prompt injection]", d.Name)
-			i := s.add(step)
-			if s.tr.Blocked == nil {
-				s.tr.Blocked = &agent.Block{Point: "tool_result", Detector: d.Name, Reason: det.Reason, Score: det.Score, Step: i}
-			}
-			return step.Result
+	if b := s.drive.Hooks.Screen(out); b != nil {
+		step.Blocked = true
+		step.Result = agent.Withheld(b.Detector, "tool result")
+		b.Point, b.Step = "tool_result", s.add(step)
+		if s.tr.Blocked == nil {
+			s.tr.Blocked = b
 		}
+		return step.Result
 	}
 	if h := s.drive.Hooks.ToolResult; h != nil {
 		out = h.Apply(out, instruction)
