@@ -3,6 +3,7 @@ package agentrt
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"os/exec"
@@ -164,12 +165,7 @@ func New(name string, options map[string]any, fixture string) (*Runtime, error) 
 		}
 		return s
 	}
-	keys := make([]string, 0, len(options))
-	for k := range options {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(options)) {
 		if !slices.Contains(optionKeys, k) {
 			bad(k, "unknown option%s; valid options: %s", suggest.Hint(k, optionKeys), strings.Join(optionKeys, ", "))
 		}

@@ -504,9 +504,15 @@ func join(prefix, key string) string {
 // MaxCarrierBytes bounds a carrier file a config names.
 const MaxCarrierBytes = 8 << 20
 
-// localPath resolves a path a config names: relative to the config's
-// directory. outside reports a path that leaves that directory.
-func (d *decoder) localPath(p string) (abs string, outside bool) {
+// localPath resolves the path a config key names (want says what it
+// should be, for the error when it is empty): relative to the config's
+// directory. A path that leaves that directory is recorded, for
+// --trust-config.
+func (d *decoder) localPath(key, path, p, want string) (abs string, ok bool) {
+	if p == "" {
+		d.errorf(path, "want the path of %s", want)
+		return "", false
+	}
 	base := "."
 	if d.file != "" {
 		base = filepath.Dir(d.file)
@@ -517,19 +523,17 @@ func (d *decoder) localPath(p string) (abs string, outside bool) {
 		abs = filepath.Join(base, p)
 	}
 	rel, err := filepath.Rel(base, abs)
-	outside = err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(p)
-	return abs, outside
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(p) {
+		d.cfg.outsidePaths = append(d.cfg.outsidePaths, key)
+	}
+	return abs, true
 }
 
 // carrierPath reads the user's own carrier file.
 func (d *decoder) carrierPath(path, p string) {
-	if p == "" {
-		d.errorf(path, "want the path of a file to taint")
+	abs, ok := d.localPath("carrier_path", path, p, "a file to taint")
+	if !ok {
 		return
-	}
-	abs, outside := d.localPath(p)
-	if outside {
-		d.cfg.outsidePaths = append(d.cfg.outsidePaths, "carrier_path")
 	}
 	fi, err := os.Stat(abs)
 	switch {
@@ -566,13 +570,9 @@ func (d *decoder) carrierPath(path, p string) {
 // outputPath checks where the tainted carrier goes: never over a file
 // that exists.
 func (d *decoder) outputPath(path, p string) {
-	if p == "" {
-		d.errorf(path, "want the path of the file to write")
+	abs, ok := d.localPath("output_path", path, p, "the file to write")
+	if !ok {
 		return
-	}
-	abs, outside := d.localPath(p)
-	if outside {
-		d.cfg.outsidePaths = append(d.cfg.outsidePaths, "output_path")
 	}
 	if _, err := os.Lstat(abs); err == nil {
 		d.errorf(path, "%s exists; pikit never overwrites a file a config names: remove it or name another", p)
