@@ -62,6 +62,9 @@ type configState struct {
 	// temperature is what every request of the config's cells points to;
 	// targets only read it.
 	temperature float64
+	// targetOptions are the config's target options as results record
+	// them (credentials in URLs redacted), built once; read-only.
+	targetOptions map[string]any
 }
 
 func newEnv(open func(string, target.Options) (target.Target, error), runID, workDir string) *env {
@@ -90,6 +93,9 @@ func (e *env) config(cfg *Config) (*configState, error) {
 		return nil, err
 	}
 	st = &configState{target: t, sinkArgs: sinkArgs(cfg.SinkArgs), temperature: cfg.Temperature}
+	if len(cfg.TargetOpts) > 0 {
+		st.targetOptions = redactedOptions(cfg.TargetOpts)
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if prev, ok := e.byConfig[cfg]; ok {
@@ -188,6 +194,12 @@ func (e *env) execute(ctx context.Context, cell Cell) (res Result, interrupted b
 	}()
 
 	st, err := e.config(cfg)
+	switch {
+	case st != nil && st.targetOptions != nil:
+		res.Metadata["target_options"] = st.targetOptions // shared, read-only
+	case st == nil && len(cfg.TargetOpts) > 0: // the target did not open
+		res.Metadata["target_options"] = redactedOptions(cfg.TargetOpts)
+	}
 	if err != nil {
 		fail(err)
 		return res, false
@@ -617,9 +629,6 @@ func newResult(cell Cell, runID string) Result {
 		mode = "direct"
 	}
 	meta := map[string]any{"mode": constant(mode), "judge": constant(cfg.JudgeType), "schema_version": SchemaVersion}
-	if len(cfg.TargetOpts) > 0 {
-		meta["target_options"] = redactedOptions(cfg.TargetOpts)
-	}
 	if cfg.Benchmark != "" {
 		meta["benchmark"] = cfg.Benchmark
 	}
