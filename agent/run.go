@@ -25,7 +25,11 @@ type Input struct {
 	Instruction string
 	// Taint maps a source tool's name to the tainted content it returns
 	// instead of its clean output (indirect injection).
-	Taint       map[string]string
+	Taint map[string]string
+	// Turns are user turns said before UserMessage, each answered in
+	// full before the next (a multi-turn attack); tainted like the user
+	// message when UserTainted is set.
+	Turns       []string
 	MaxSteps    int
 	Temperature *float64
 	Seed        *int64
@@ -100,6 +104,10 @@ type Trace struct {
 	MaxStepsHit    bool         `json:"max_steps_hit,omitempty"`
 	ModelCalls     int          `json:"model_calls"`
 	Usage          target.Usage `json:"usage"`
+	// Rounds are the attempts of an adaptive attack, in the order they
+	// ran; the trace's steps are those of the winning round (or of the
+	// last, when none won).
+	Rounds []Round `json:"rounds,omitempty"`
 	// Meta is what an external agent's driver knows about the run beyond
 	// its steps (the fixture a runtime handed the payload to, the APIs a
 	// proxied agent used); the runner puts it in the result's metadata.
@@ -123,10 +131,45 @@ func (tr *Trace) add(s Step) int {
 	return s.Index
 }
 
-// Run drives one conversation of scenario sc against t. It returns the trace
-// so far together with any error (a failed model call, a cancelled context),
-// so a caller can keep what happened before the failure.
+// Run drives one conversation of scenario sc against t: the earlier turns
+// of in.Turns, if any, then the user message, each answered in full (tool
+// calls included) before the next. It returns the trace so far together
+// with any error (a failed model call, a cancelled context), so a caller
+// can keep what happened before the failure.
 func Run(ctx context.Context, t target.Target, sc *Scenario, in Input, h Hooks) (Trace, error) {
+	c := Start(t, sc, in, h)
+	user := in.UserMessage
+	if user == "" {
+		user = sc.UserMessage
+	}
+	for _, turn := range append(in.Turns[:len(in.Turns):len(in.Turns)], user) {
+		if err := c.Say(ctx, turn, in.UserTainted); err != nil || c.tr.Blocked != nil || c.tr.MaxStepsHit {
+			return c.tr, err
+		}
+	}
+	return c.tr, nil
+}
+
+// Conversation is a run that goes on turn by turn: each Say sends one user
+// message and lets the model answer it, calling tools as it likes. A
+// multi-turn attack (crescendo) talks to the target through it, and can
+// take back a turn the model refused with Rewind.
+type Conversation struct {
+	t           target.Target
+	sc          *Scenario
+	in          Input
+	h           Hooks
+	tools       []target.Tool
+	instruction string
+	msgs        []target.Message
+	tr          Trace
+	taintCalls  int // calls of the taint point so far
+}
+
+// Start begins a conversation of scenario sc against t; nothing is sent
+// until the first Say. in.UserMessage and in.Turns are not used: the
+// caller says each turn.
+func Start(t target.Target, sc *Scenario, in Input, h Hooks) *Conversation {
 	tools := sc.definitions()
 	// Room for the usual run: the user message and a reply, and with tools
 	// a call and its result before the reply.
@@ -134,73 +177,109 @@ func Run(ctx context.Context, t target.Target, sc *Scenario, in Input, h Hooks) 
 	if len(tools) > 0 {
 		size = 4
 	}
-	tr := Trace{Agent: sc.Name, Steps: make([]Step, 0, size)}
-	maxSteps := in.MaxSteps
-	if maxSteps <= 0 {
-		maxSteps = DefaultMaxSteps
+	c := &Conversation{t: t, sc: sc, in: in, h: h, tools: tools, instruction: in.Instruction}
+	c.tr = Trace{Agent: sc.Name, Steps: make([]Step, 0, size)}
+	c.msgs = make([]target.Message, 0, size)
+	if c.instruction == "" {
+		c.instruction = sc.UserMessage
 	}
-	instruction := in.Instruction
-	if instruction == "" {
-		instruction = sc.UserMessage
-	}
-	system := sc.System
+	c.tr.System = sc.System
 	if h.System != nil {
-		system = h.System.Apply(system, "")
+		c.tr.System = h.System.Apply(sc.System, "")
 	}
-	tr.System = system
+	return c
+}
 
-	user := in.UserMessage
-	if user == "" {
-		user = sc.UserMessage
+// Trace returns the conversation so far. Its slices are shared with the
+// conversation: copy them before saying more if they are kept.
+func (c *Conversation) Trace() Trace { return c.tr }
+
+// Ended reports whether the conversation can take no more turns: a
+// detector blocked a turn, or a turn used up its model calls.
+func (c *Conversation) Ended() bool { return c.tr.Blocked != nil || c.tr.MaxStepsHit }
+
+// Say sends one user turn (tainted: the attacker wrote it) and runs the
+// model until it answers in text, at most Input.MaxSteps model calls. A
+// detector that flags a tainted turn ends the conversation before the
+// model sees it. Say after the conversation ended does nothing.
+func (c *Conversation) Say(ctx context.Context, user string, tainted bool) error {
+	if c.Ended() {
+		return nil
 	}
-	if in.UserTainted {
+	tr, h := &c.tr, c.h
+	if tainted {
 		if b := h.Screen(user); b != nil {
 			b.Point = "user"
 			b.Step = tr.add(Step{Kind: StepUser, Text: user, Tainted: true, Blocked: true})
 			tr.Blocked = b
-			return tr, nil
+			return nil
 		}
 	}
 	if h.User != nil {
-		user = h.User.Apply(user, instruction)
+		user = h.User.Apply(user, c.instruction)
 	}
-	tr.add(Step{Kind: StepUser, Text: user, Tainted: in.UserTainted})
-	tr.TaintDelivered = in.UserTainted
+	tr.add(Step{Kind: StepUser, Text: user, Tainted: tainted})
+	tr.TaintDelivered = tr.TaintDelivered || tainted
+	c.msgs = append(c.msgs, target.Message{Role: target.RoleUser, Content: user})
 
-	msgs := append(make([]target.Message, 0, size), target.Message{Role: target.RoleUser, Content: user})
-	taintCalls := 0 // calls of the taint point so far
-
-	for {
-		if tr.ModelCalls >= maxSteps {
+	maxSteps := c.in.MaxSteps
+	if maxSteps <= 0 {
+		maxSteps = DefaultMaxSteps
+	}
+	for calls := 0; ; calls++ {
+		if calls >= maxSteps {
 			tr.MaxStepsHit = true
-			return tr, nil
+			return nil
 		}
-		resp, err := t.Chat(ctx, target.Request{
-			System:      system,
-			Messages:    msgs,
-			Tools:       tools,
-			Temperature: in.Temperature,
-			Seed:        in.Seed,
+		resp, err := c.t.Chat(ctx, target.Request{
+			System:      tr.System,
+			Messages:    c.msgs,
+			Tools:       c.tools,
+			Temperature: c.in.Temperature,
+			Seed:        c.in.Seed,
 		})
 		if err != nil {
-			return tr, err
+			return err
 		}
 		tr.ModelCalls++
 		tr.Usage = tr.Usage.Add(resp.Usage)
 		tr.add(Step{Kind: StepModel, Text: resp.Text, ToolCalls: resp.ToolCalls})
 		tr.FinalText = resp.Text
-		msgs = append(msgs, target.Message{Role: target.RoleAssistant, Content: resp.Text, ToolCalls: resp.ToolCalls})
+		c.msgs = append(c.msgs, target.Message{Role: target.RoleAssistant, Content: resp.Text, ToolCalls: resp.ToolCalls})
 		if len(resp.ToolCalls) == 0 {
-			return tr, nil
+			return nil
 		}
 		for _, call := range resp.ToolCalls {
-			if call.Name == sc.TaintPoint {
-				taintCalls++
+			if call.Name == c.sc.TaintPoint {
+				c.taintCalls++
 			}
-			result := tr.callTool(sc, call, in, h, instruction, taintCalls)
-			msgs = append(msgs, target.Message{Role: target.RoleTool, ToolCallID: call.ID, Name: call.Name, Content: result})
+			result := tr.callTool(c.sc, call, c.in, h, c.instruction, c.taintCalls)
+			c.msgs = append(c.msgs, target.Message{Role: target.RoleTool, ToolCallID: call.ID, Name: call.Name, Content: result})
 		}
 	}
+}
+
+// Mark is a point of a conversation that Rewind goes back to.
+type Mark struct {
+	steps, msgs, sinks, taintCalls int
+	finalText                      string
+	taintDelivered                 bool
+}
+
+// Mark returns the conversation's present point.
+func (c *Conversation) Mark() Mark {
+	return Mark{len(c.tr.Steps), len(c.msgs), len(c.tr.SinkCalls), c.taintCalls, c.tr.FinalText, c.tr.TaintDelivered}
+}
+
+// Rewind takes back every turn said since m: the model no longer sees them
+// and the trace no longer holds them (a caller that wants them on record
+// copies them first). The model calls and tokens they cost stay counted.
+func (c *Conversation) Rewind(m Mark) {
+	c.tr.Steps = c.tr.Steps[:m.steps:m.steps]
+	c.msgs = c.msgs[:m.msgs:m.msgs]
+	c.tr.SinkCalls = c.tr.SinkCalls[:m.sinks:m.sinks]
+	c.taintCalls, c.tr.FinalText, c.tr.TaintDelivered = m.taintCalls, m.finalText, m.taintDelivered
+	c.tr.Blocked, c.tr.MaxStepsHit = nil, false
 }
 
 // callTool runs one tool call, records it, and returns what the model is

@@ -21,11 +21,14 @@ var _ Attack = noAttack{}
 // Inject returns prompt unchanged.
 func (noAttack) Inject(prompt, _ string) string { return prompt }
 
-// AttackNames returns the names "*" expands to: every attack but None.
+// AttackNames returns the names "*" expands to: every attack that words a
+// task once, so every one but None, Fixed (which needs its payload) and
+// the adaptive search (which must be asked for by name: it sends many
+// requests per cell).
 func AttackNames() []string {
 	var out []string
 	for _, n := range Names() {
-		if n != None {
+		if n != None && n != Fixed && n != AdaptiveName {
 			out = append(out, n)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/pikit-go/pikit/agent"
+	"github.com/pikit-go/pikit/attack"
 )
 
 // Defaults of a Config, as the Python pikit has them.
@@ -59,15 +60,18 @@ type Config struct {
 	RequireSink  bool           `json:"require_sink"`
 	SinkArgs     map[string]any `json:"sink_args,omitempty"`
 	TargetSpec   string         `json:"target_spec"`
-	JudgeType    string         `json:"judge_type"`
-	UserMessage  string         `json:"user_message,omitempty"`
-	DataSample   string         `json:"data_sample,omitempty"`
-	MaxSteps     int            `json:"max_steps"`
-	CarrierMode  string         `json:"carrier_mode"`
-	Temperature  float64        `json:"temperature"`
-	Repeats      int            `json:"repeats"`
-	TargetOpts   map[string]any `json:"target_options,omitempty"`
-	Seed         int64          `json:"seed"`
+	// AttackerTarget is the attacker model of the adaptive attack's pair,
+	// tree and crescendo strategies ("" means mock:attacker, offline).
+	AttackerTarget string         `json:"attacker_target,omitempty"`
+	JudgeType      string         `json:"judge_type"`
+	UserMessage    string         `json:"user_message,omitempty"`
+	DataSample     string         `json:"data_sample,omitempty"`
+	MaxSteps       int            `json:"max_steps"`
+	CarrierMode    string         `json:"carrier_mode"`
+	Temperature    float64        `json:"temperature"`
+	Repeats        int            `json:"repeats"`
+	TargetOpts     map[string]any `json:"target_options,omitempty"`
+	Seed           int64          `json:"seed"`
 	// Expected is text a useful answer to the user's request contains
 	// (key expected, or utility_canary): it measures utility, benign and
 	// under attack.
@@ -191,6 +195,21 @@ func ScenarioDigests(raw map[string]any) map[string]string {
 		out[name] = hex.EncodeToString(sum[:12])
 	}
 	return out
+}
+
+// attackerKey is the key material of the attacker model: its spec when an
+// adaptive attack of the config asks one and it is not the default, else
+// "" (so a flag given to a plan without one changes no key).
+func (c *Config) attackerKey() string {
+	if c.AttackerTarget == "" || c.AttackerTarget == attack.DefaultAttacker {
+		return ""
+	}
+	for _, a := range c.Attacks {
+		if a == attack.AdaptiveName {
+			return c.AttackerTarget
+		}
+	}
+	return ""
 }
 
 // scenarioKey is the key material of the file scenarios the config's

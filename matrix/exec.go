@@ -26,8 +26,11 @@ import (
 // methods and scenarios built once per spec, and the directory for
 // file-mode carriers.
 type env struct {
-	open    func(spec string, opts target.Options) (target.Target, error)
-	driver  Driver
+	open   func(spec string, opts target.Options) (target.Target, error)
+	driver Driver
+	// halt reports whether the run's budget is spent: an adaptive
+	// search stops between rounds when it is.
+	halt    func() bool
 	version string
 	runID   string
 	workDir string
@@ -215,7 +218,24 @@ func (e *env) execute(ctx context.Context, cell Cell) (res Result, interrupted b
 			}
 		}()
 	}
-	tr, task, err := e.run(ctx, cell, st)
+	j, err := e.judge(cfg, t)
+	if err != nil {
+		fail(err)
+		return res, false
+	}
+	var (
+		tr   agent.Trace
+		task judge.Task
+		v    judge.Verdict
+		s    searched
+	)
+	adaptive := cell.Attack.Name == attack.AdaptiveName
+	if adaptive {
+		s, err = e.search(ctx, cell, st, j)
+		tr, v = s.tr, s.verdict
+	} else {
+		tr, task, err = e.run(ctx, cell, st)
+	}
 	if errors.Is(err, errSetup) {
 		fail(errors.Unwrap(err))
 		return res, false
@@ -225,6 +245,24 @@ func (e *env) execute(ctx context.Context, cell Cell) (res Result, interrupted b
 	res.SinkFired = len(tr.SinkCalls) > 0
 	res.Usage = tr.Usage
 	res.Metadata["model_calls"] = tr.ModelCalls
+	if adaptive {
+		// The cell's cost is every round's, not the final trace's alone.
+		res.Usage = s.res.Usage
+		res.Metadata["model_calls"] = s.res.ModelCalls
+		res.Metadata["adaptive"] = s.meta(cfg.AttackerTarget)
+		if w := s.res.Winner; w != nil {
+			res.Metadata["winning_injection"] = w.Payload
+			if len(w.Channel) > 0 {
+				res.Metadata["winning_channel_options"] = w.Channel
+			}
+			if len(w.Parts) > 1 {
+				res.Metadata["winning_parts"] = w.Parts
+			}
+			if len(s.res.WinningTurns) > 0 {
+				res.Metadata["winning_turns"] = s.res.WinningTurns
+			}
+		}
+	}
 	for k, v := range tr.Meta {
 		if _, taken := res.Metadata[k]; !taken {
 			res.Metadata[k] = v
@@ -240,29 +278,15 @@ func (e *env) execute(ctx context.Context, cell Cell) (res Result, interrupted b
 		fail(err)
 		return res, false
 	}
-	var j judge.Judge
-	switch cfg.JudgeType {
-	case "none":
-		j = judge.None{}
-	case "rule:pikit":
-		j = judge.RulePikit{}
-	case "llm":
-		jt, err := e.judgeTarget(t)
+	if !adaptive {
+		v, err = j.Judge(ctx, tr, task)
 		if err != nil {
-			fail(fmt.Errorf("judge target: %w", err))
+			if ctx.Err() != nil {
+				return res, true
+			}
+			fail(fmt.Errorf("judge: %w", err))
 			return res, false
 		}
-		j = judge.LLM{Target: jt}
-	default:
-		j = judge.Rule{}
-	}
-	v, err := j.Judge(ctx, tr, task)
-	if err != nil {
-		if ctx.Err() != nil {
-			return res, true
-		}
-		fail(fmt.Errorf("judge: %w", err))
-		return res, false
 	}
 	res.Success, res.Outcome, res.Confidence, res.Reason = v.Success, v.Outcome, v.Confidence, v.Reason
 	if cfg.Expected != "" {
@@ -277,6 +301,24 @@ func (e *env) execute(ctx context.Context, cell Cell) (res Result, interrupted b
 		res.Metadata["judge_raw"] = v.Raw
 	}
 	return res, false
+}
+
+// judge returns the judge a config names; the LLM judge asks the run's
+// judge target, else the target under test.
+func (e *env) judge(cfg *Config, under target.Target) (judge.Judge, error) {
+	switch cfg.JudgeType {
+	case "none":
+		return judge.None{}, nil
+	case "rule:pikit":
+		return judge.RulePikit{}, nil
+	case "llm":
+		jt, err := e.judgeTarget(under)
+		if err != nil {
+			return nil, fmt.Errorf("judge target: %w", err)
+		}
+		return judge.LLM{Target: jt}, nil
+	}
+	return judge.Rule{}, nil
 }
 
 // errSetup marks an error of a cell before its agent ran.
@@ -332,6 +374,7 @@ func (e *env) craft(cell Cell, sc *agent.Scenario, st *configState) (agent.Input
 		}
 	case c.Mode == craft.Direct:
 		in.UserMessage, in.UserTainted, in.Instruction = c.Delivery, true, o.Instruction
+		in.Turns = attack.Turns(o.AttackMethod)
 	default:
 		in.Taint = map[string]string{sc.TaintPoint: c.Delivery}
 	}
@@ -368,7 +411,8 @@ func (e *env) crafted(cell Cell, sc *agent.Scenario) (craft.Crafted, craft.Optio
 			}
 		}
 	}
-	// The methods, built once per run; in the order craft.Craft would build
+	// The methods, built once per run (but a fixed attack's payload, which
+	// differs in every round of a search); in the order craft.Craft would build
 	// them, so a cell fails with the error it always did.
 	if o.AttackMethod, err = e.attack(cell.Attack, cell.Seed); err != nil {
 		return craft.Crafted{}, o, err
@@ -497,6 +541,9 @@ func buildHooks(spec Spec, point string, seed int64) (agent.Hooks, error) {
 func (e *env) attack(spec Spec, seed int64) (attack.Attack, error) {
 	if spec.Name == "" {
 		spec.Name = "naive" // craft.Craft's default
+	}
+	if spec.Name == attack.Fixed {
+		return attack.New(spec.Name, spec.Kwargs, seed) // cheap, and never the same twice in a search
 	}
 	return cached(e, kindAttack, spec, seed, func(seed int64) (attack.Attack, error) { return attack.New(spec.Name, spec.Kwargs, seed) })
 }

@@ -30,7 +30,7 @@ var flatKeys = []string{
 	"channels", "channel", "channel_specs", "agents", "agent", "task", "canary", "marker",
 	"require_sink", "sink_args", "target_spec", "judge_type", "user_message", "data_sample",
 	"max_steps", "carrier_mode", "temperature", "repeats", "target_options", "seed",
-	"expected", "utility_canary", "runtime", "runtime_options", "fixture", "benchmark", "defense_point", "carrier_path", "data_file", "output_path",
+	"expected", "utility_canary", "runtime", "runtime_options", "fixture", "benchmark", "defense_point", "carrier_path", "data_file", "output_path", "attacker_target",
 }
 
 // SectionNames are the tables a config may hold for the drivers of
@@ -288,6 +288,8 @@ func (d *decoder) flat(prefix string, m map[string]any, rename map[string]string
 			d.cfg.SinkArgs = d.table(path, v)
 		case "target_spec":
 			d.cfg.TargetSpec = d.string(path, v)
+		case "attacker_target":
+			d.cfg.AttackerTarget = d.string(path, v)
 		case "judge_type":
 			d.cfg.JudgeType = d.string(path, v)
 		case "user_message":

@@ -315,9 +315,10 @@ func configKey(cfg *Config) []byte {
 		Fixture        string                    `json:"fixture,omitempty"`
 		Sections       map[string]map[string]any `json:"sections,omitempty"`
 		Scenarios      map[string]string         `json:"scenarios,omitempty"`
+		Attacker       string                    `json:"attacker,omitempty"`
 	}{cfg.CaseID, cfg.SeedSet, cfg.Task, cfg.Canary, cfg.RequireSink, cfg.SinkArgs, cfg.TargetSpec, cfg.TargetOpts,
 		cfg.JudgeType, cfg.UserMessage, cfg.DataSample, cfg.MaxSteps, cfg.CarrierMode, cfg.Temperature, cfg.Expected,
-		cfg.DefensePoint, carrierDigest(cfg.CarrierData), cfg.Driven, cfg.Via, cfg.Runtime, cfg.RuntimeOptions, cfg.Fixture, cfg.Sections, cfg.scenarioKey()}
+		cfg.DefensePoint, carrierDigest(cfg.CarrierData), cfg.Driven, cfg.Via, cfg.Runtime, cfg.RuntimeOptions, cfg.Fixture, cfg.Sections, cfg.scenarioKey(), cfg.attackerKey()}
 	b, err := json.Marshal(material)
 	if err != nil {
 		// Only unsupported option values (validated away) can fail here.

@@ -242,6 +242,11 @@ func appendTrace(dst []byte, tr *agent.Trace) []byte {
 	dst = strconv.AppendInt(dst, int64(tr.ModelCalls), 10)
 	dst = append(dst, `,"usage":`...)
 	dst = appendUsage(dst, tr.Usage)
+	if len(tr.Rounds) > 0 {
+		// Only adaptive cells have rounds: encoding/json is fast enough.
+		dst = append(dst, `,"rounds":`...)
+		dst = appendMarshal(dst, tr.Rounds)
+	}
 	return append(dst, '}')
 }
 

@@ -290,7 +290,7 @@ func TestAppendJSONKnowsEveryField(t *testing.T) {
 		reflect.TypeFor[Result]():          "key attack defense channel agent target task success confidence reason signals final_text sink_fired outcome case_id case_description repeat_index run_id seed generation_config method_specs evidence trace_data metadata timestamp latency_ms usage model_complied runtime_blocked success_count total_runs error,omitempty utility,omitempty",
 		reflect.TypeFor[Spec]():            "name kwargs,omitempty",
 		reflect.TypeFor[judge.Evidence]():  "signal step detail,omitempty",
-		reflect.TypeFor[agent.Trace]():     "agent system steps final_text sink_calls,omitempty taint_delivered blocked,omitempty max_steps_hit,omitempty model_calls usage",
+		reflect.TypeFor[agent.Trace]():     "agent system steps final_text sink_calls,omitempty taint_delivered blocked,omitempty max_steps_hit,omitempty model_calls usage rounds,omitempty",
 		reflect.TypeFor[agent.Step]():      "index kind text,omitempty tool_calls,omitempty tool,omitempty call_id,omitempty arguments,omitempty result,omitempty tainted,omitempty sink,omitempty blocked,omitempty error,omitempty",
 		reflect.TypeFor[agent.SinkCall]():  "step tool arguments",
 		reflect.TypeFor[agent.Block]():     "point detector reason score step",

@@ -113,6 +113,7 @@ func (r Runner) RunEncoded(ctx context.Context, src Source, encode func(Result) 
 	e.driver = r.Driver
 	e.version = r.Version
 	e.judgeSpec, e.judgeOpts = r.JudgeTarget, r.JudgeOptions
+	e.halt = func() bool { return r.overBudget(e.stats()) }
 	secrets := target.NewValueRedactor(target.EnvSecrets()...)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

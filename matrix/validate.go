@@ -88,6 +88,11 @@ func (c *Config) Validate() error {
 	if _, _, err := target.ParseSpec(c.TargetSpec); err != nil {
 		bad("target_spec", "%v", err)
 	}
+	if c.AttackerTarget != "" {
+		if _, _, err := target.ParseSpec(c.AttackerTarget); err != nil {
+			bad("attacker_target", "%v", err)
+		}
+	}
 	if c.DataSample != "" {
 		if err := channel.CheckSample(c.DataSample); err != nil {
 			bad("data_sample", "%v", err)

@@ -4,9 +4,30 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
+
+// mockModels are the offline models other packages define (the adaptive
+// package's attacker), filled by their init functions.
+var mockModels = map[string]func() Target{}
+
+// RegisterMockModel adds an offline model, opened as "mock:NAME"; call it
+// from an init function. It panics on a name already taken.
+func RegisterMockModel(name string, open func() Target) {
+	if _, dup := mockModels[name]; dup || name == "" || name == "echo" || name == "obedient" {
+		panic("target: mock model " + name + " registered twice")
+	}
+	mockModels[name] = open
+}
+
+// MockModels returns the names of the offline models, sorted.
+func MockModels() []string {
+	names := append([]string{"echo", "obedient"}, slices.Collect(maps.Keys(mockModels))...)
+	slices.Sort(names)
+	return names
+}
 
 // openMock opens a mock model with the Python pikit's mock options:
 // prefix, the text the echo starts its answers with, and script, the
@@ -27,7 +48,14 @@ func openMock(model string, opts Options) (Target, error) {
 		}
 		return Obedient{}, nil
 	default:
-		return nil, fmt.Errorf("unknown mock model %q; known: echo, obedient", model)
+		open, ok := mockModels[model]
+		if !ok {
+			return nil, fmt.Errorf("unknown mock model %q; known: %s", model, strings.Join(MockModels(), ", "))
+		}
+		if hasPrefix || hasScript {
+			return nil, fmt.Errorf("mock:%s takes no options; prefix and script are the echo mock's (mock)", model)
+		}
+		return open(), nil
 	}
 	if hasScript {
 		if hasPrefix {

@@ -205,7 +205,7 @@ func TestWatchSignals(t *testing.T) {
 
 func TestList(t *testing.T) {
 	r := run(t, "list")
-	for _, w := range []string{"ATTACKS (14)", "important_instructions", "DETECTORS", "pattern", "CHANNELS", "AGENTS", "email", "TARGETS", "mock", "separator = "} {
+	for _, w := range []string{"ATTACKS (16)", "adaptive", "fixed", "important_instructions", "DETECTORS", "pattern", "CHANNELS", "AGENTS", "email", "TARGETS", "mock", "separator = "} {
 		if !strings.Contains(r.out, w) {
 			t.Errorf("list lacks %q", w)
 		}
