@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 
 	"github.com/pikit-go/pikit/adaptive"
 	"github.com/pikit-go/pikit/agent"
@@ -60,11 +61,7 @@ func (e *env) search(ctx context.Context, cell Cell, st *configState, j judge.Ju
 	}
 	var opts adaptive.Options
 	if a.UsesAttacker() {
-		spec := cfg.AttackerTarget
-		if spec == "" {
-			spec = attack.DefaultAttacker
-		}
-		if opts.Attacker, err = e.openOnce(spec, nil); err != nil {
+		if opts.Attacker, err = e.attacker(cfg.attackerSpec()); err != nil {
 			return searched{}, setupError{fmt.Errorf("attacker target: %w", err)}
 		}
 	}
@@ -251,4 +248,33 @@ func (o *oracle) Sources() []string {
 		}
 	}
 	return out
+}
+
+// Attacker returns the attacker model a config's adaptive attacks ask
+// (attacker_target, else mock:attacker), and false when none of its
+// attacks asks one.
+func (c *Config) Attacker() (string, bool) {
+	for _, s := range c.AttackSpecs {
+		if s.Name != attack.AdaptiveName {
+			continue
+		}
+		if built, err := attack.New(s.Name, s.Kwargs, 0); err == nil {
+			if a, ok := built.(*attack.Adaptive); ok && a.UsesAttacker() {
+				return c.attackerSpec(), true
+			}
+		}
+	}
+	for _, n := range c.Attacks {
+		if n == attack.AdaptiveName && !slices.ContainsFunc(c.AttackSpecs, func(s Spec) bool { return s.Name == n }) {
+			return c.attackerSpec(), true // the default strategy, pair, asks one
+		}
+	}
+	return "", false
+}
+
+func (c *Config) attackerSpec() string {
+	if c.AttackerTarget == "" {
+		return attack.DefaultAttacker
+	}
+	return c.AttackerTarget
 }

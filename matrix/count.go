@@ -1,6 +1,9 @@
 package matrix
 
-import "github.com/pikit-go/pikit/target"
+import (
+	"github.com/pikit-go/pikit/attack"
+	"github.com/pikit-go/pikit/target"
+)
 
 // Count is what a plan holds, counted without running it: its cells, the
 // cells per value of each axis, and the most model calls it may make.
@@ -14,6 +17,10 @@ type Count struct {
 	// cell, plus one per cell for an LLM judge. NetworkCalls is the part of
 	// it sent to targets other than the offline mock.
 	MaxCalls, NetworkCalls int
+	// Adaptive counts the cells of adaptive attacks; their rounds are in
+	// MaxCalls (max_rounds runs of the agent each), and AttackerCalls is
+	// the most calls their attacker models may get.
+	Adaptive, AttackerCalls int
 }
 
 // AxisCount is one axis of a Count.
@@ -43,6 +50,7 @@ func CountPlan(src Source) Count {
 
 type counter struct {
 	cells, calls, network int
+	adaptive, attacker    int
 	index                 map[[2]string]int // (field, value) → position in values[field]
 	values                map[string][]ValueCount
 }
@@ -52,7 +60,7 @@ func newCounter() *counter {
 }
 
 func (c *counter) count() Count {
-	out := Count{Cells: c.cells, MaxCalls: c.calls, NetworkCalls: c.network}
+	out := Count{Cells: c.cells, MaxCalls: c.calls, NetworkCalls: c.network, Adaptive: c.adaptive, AttackerCalls: c.attacker}
 	for _, f := range CountFields {
 		out.Axes = append(out.Axes, AxisCount{Field: f, Values: c.values[f]})
 	}
@@ -74,16 +82,58 @@ func (c *counter) tally(field, value string, n int) {
 // config adds the calls of n cells of one config.
 func (c *counter) config(cfg *Config, n int) {
 	c.cells = addSat(c.cells, n)
+	c.calls1(cfg, n, 1)
+	c.tally("target", cfg.TargetSpec, n)
+}
+
+// calls1 adds the calls of n runs of a config's agent, each judged: n
+// cells, or rounds of adaptive ones.
+func (c *counter) calls1(cfg *Config, n, runs int) {
 	per := cfg.MaxSteps
 	if cfg.JudgeType == "llm" {
 		per++
 	}
-	calls := mulSat(n, per)
+	calls := mulSat(mulSat(n, runs), per)
 	c.calls = addSat(c.calls, calls)
 	if provider, _, _ := target.ParseSpec(cfg.TargetSpec); provider != "mock" {
 		c.network = addSat(c.network, calls)
 	}
-	c.tally("target", cfg.TargetSpec, n)
+}
+
+// search adds the rounds beyond the first of n cells of an adaptive
+// attack, and their attacker calls.
+func (c *counter) search(cfg *Config, spec Spec, n int) {
+	if spec.Name != attack.AdaptiveName {
+		return
+	}
+	built, err := attack.New(spec.Name, spec.Kwargs, 0)
+	a, ok := built.(*attack.Adaptive)
+	if err != nil || !ok {
+		return
+	}
+	c.adaptive = addSat(c.adaptive, n)
+	c.calls1(cfg, n, a.MaxRounds-1)
+	c.attacker = addSat(c.attacker, mulSat(n, AttackerCalls(a)))
+}
+
+// AttackerCalls is the most calls one cell of an adaptive attack may send
+// its attacker model: each proposal may be asked twice and an unreadable
+// one asked again up to three times; a tree's children are each asked
+// whether they are on topic.
+func AttackerCalls(a *attack.Adaptive) int {
+	const perProposal = 2 * 3
+	switch a.Strategy {
+	case attack.StrategyPAIR, attack.StrategyCrescendo:
+		return mulSat(a.MaxRounds, perProposal)
+	case attack.StrategyTree:
+		children := mulSat(mulSat(a.Depth, a.Width), a.Branching)
+		per := perProposal
+		if a.Prune {
+			per++
+		}
+		return mulSat(children, per)
+	}
+	return 0
 }
 
 func (c *counter) add(src Source) {
@@ -98,6 +148,7 @@ func (c *counter) add(src Source) {
 		for i := 0; i < src.Len(); i++ {
 			cell := src.Cell(i)
 			c.config(cell.Config, 1)
+			c.search(cell.Config, cell.Attack, 1)
 			c.tally("agent", cell.Agent, 1)
 			c.tally("attack", cell.Attack.Name, 1)
 			c.tally("defense", cell.Defense.Name, 1)
@@ -116,6 +167,7 @@ func (c *counter) grid(g *Grid) {
 		c.tally("agent", b.agent, b.size)
 		for _, at := range g.attacks {
 			c.tally("attack", at.spec.Name, b.size/a)
+			c.search(g.cfg, at.spec, b.size/a)
 		}
 		for _, df := range g.defenses {
 			c.tally("defense", df.spec.Name, b.size/d)

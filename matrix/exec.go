@@ -30,10 +30,14 @@ type env struct {
 	driver Driver
 	// halt reports whether the run's budget is spent: an adaptive
 	// search stops between rounds when it is.
-	halt    func() bool
-	version string
-	runID   string
-	workDir string
+	halt func() bool
+	// openAttacker opens attacker models with attackerOpts (nil: as
+	// targets are opened).
+	openAttacker func(spec string, opts target.Options) (target.Target, error)
+	attackerOpts target.Options
+	version      string
+	runID        string
+	workDir      string
 
 	cache     *target.Cache
 	judgeSpec string
@@ -118,8 +122,22 @@ func (e *env) judgeTarget(under target.Target) (target.Target, error) {
 }
 
 func (e *env) openOnce(spec string, options map[string]any) (target.Target, error) {
+	return e.openWith(e.open, "", spec, options)
+}
+
+// attacker opens an attacker model once per run.
+func (e *env) attacker(spec string) (target.Target, error) {
+	if e.openAttacker == nil {
+		return e.openOnce(spec, e.attackerOpts)
+	}
+	return e.openWith(e.openAttacker, "attacker\x00", spec, e.attackerOpts)
+}
+
+// openWith opens spec with open once per run; role keeps apart targets
+// opened differently.
+func (e *env) openWith(open func(string, target.Options) (target.Target, error), role, spec string, options map[string]any) (target.Target, error) {
 	opts, _ := json.Marshal(options)
-	id := spec + "\x00" + string(opts)
+	id := role + spec + "\x00" + string(opts)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if t, ok := e.targets[id]; ok {
@@ -128,7 +146,7 @@ func (e *env) openOnce(spec string, options map[string]any) (target.Target, erro
 	if err, ok := e.errs[id]; ok {
 		return nil, err
 	}
-	t, err := e.open(spec, target.Options(options))
+	t, err := open(spec, target.Options(options))
 	if err != nil {
 		e.errs[id] = err
 		return nil, err

@@ -49,6 +49,12 @@ type Runner struct {
 	// (with JudgeOptions); otherwise the judge asks the target under test.
 	JudgeTarget  string
 	JudgeOptions target.Options
+	// OpenAttacker, when set, opens the adaptive attack's attacker model
+	// (a config's attacker_target) with AttackerOptions, instead of Open:
+	// options that move the target under test (its base URL) do not move
+	// the attacker.
+	OpenAttacker    func(spec string, opts target.Options) (target.Target, error)
+	AttackerOptions target.Options
 	// Version, when set, is recorded in every result's metadata
 	// (pikit_version).
 	Version string
@@ -114,6 +120,7 @@ func (r Runner) RunEncoded(ctx context.Context, src Source, encode func(Result) 
 	e.version = r.Version
 	e.judgeSpec, e.judgeOpts = r.JudgeTarget, r.JudgeOptions
 	e.halt = func() bool { return r.overBudget(e.stats()) }
+	e.openAttacker, e.attackerOpts = r.OpenAttacker, r.AttackerOptions
 	secrets := target.NewValueRedactor(target.EnvSecrets()...)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -237,6 +237,7 @@ func TestEveryRunFlagIsTested(t *testing.T) {
 		"csv-raw": "TestCSVRawFlag", "runtime": "TestRuntimeFlagsOnRun", "runtime-options": "TestRuntimeFlagsOnRun",
 		"fixture": "TestRuntimeFlagsOnRun", "mode": "TestRunPythonFlags", "data-sample": "TestRunPythonFlags",
 		"defense-point": "TestRunPythonFlags", "model": "TestRunPythonFlags",
+		"attacker-target": "TestAttackerTargetFlags", "attacker-base-url": "TestAttackerTargetFlags",
 	}
 	var cmd *cobra.Command
 	for _, c := range NewRootCmd(IO{}).Commands() {

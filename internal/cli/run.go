@@ -47,6 +47,8 @@ type runOptions struct {
 	RPS            float64
 	JudgeTarget    string
 	JudgeBaseURL   string
+	AttackerTarget string
+	AttackerURL    string
 	TrustConfig    bool
 	MaxCells       int
 	Yes            bool
@@ -100,6 +102,8 @@ func (o *runOptions) addFlags(cmd *cobra.Command, batch bool, skip ...string) {
 	f.Float64Var(&o.RPS, "rps", 0, "requests per second to each provider, shared by all workers (0: no limit; 429s always slow every worker)")
 	f.StringVar(&o.JudgeTarget, "judge-target", "", "the model --judge llm asks (default: the target under test)")
 	f.StringVar(&o.JudgeBaseURL, "judge-base-url", "", "base URL of the judge target's API")
+	f.StringVar(&o.AttackerTarget, "attacker-target", "", "the attacker model of the adaptive attack (strategies pair, tree, crescendo), e.g. openai:gpt-4o (default: the config's attacker_target, else mock:attacker, offline)")
+	f.StringVar(&o.AttackerURL, "attacker-base-url", "", "base URL of the attacker model's API (--base-url applies to the target alone)")
 	f.StringVar(&o.Cache, "cache", "", "cache model responses in `DIR`: a rerun sends no request already answered (repeats stay separate)")
 	f.BoolVar(&o.TrustConfig, "trust-config", false, "let the config or dataset file choose where API requests (and your API key) go (its base_url) and which programs run (runtime_options command, binary, args, env)")
 	f.IntVar(&o.MaxCells, "max-cells", DefaultMaxCells, fmt.Sprintf("plans over this many cells (or %d× as many model calls to network targets) ask for --yes; 0: no limit", networkCallsPerCell))
@@ -146,6 +150,11 @@ func (o *runOptions) complete(cmd *cobra.Command) error {
 	if o.JudgeTarget != "" {
 		if _, _, err := target.ParseSpec(o.JudgeTarget); err != nil {
 			return usage(fmt.Errorf("--judge-target: %w", err))
+		}
+	}
+	if o.AttackerTarget != "" {
+		if _, _, err := target.ParseSpec(o.AttackerTarget); err != nil {
+			return usage(fmt.Errorf("--attacker-target: %w", err))
 		}
 	}
 	if o.MaxRequests < 0 {
@@ -212,6 +221,9 @@ func (o *runOptions) apply(cfg *matrix.Config) {
 	}
 	if o.Judge != "" {
 		cfg.JudgeType = o.Judge
+	}
+	if o.AttackerTarget != "" {
+		cfg.AttackerTarget = o.AttackerTarget
 	}
 	if o.temperature {
 		cfg.Temperature = o.Temperature
@@ -447,6 +459,26 @@ func (o *runOptions) endpoints(src matrix.Source) ([]endpoint, error) {
 		}
 		add(e)
 	}
+	attackers := map[string]bool{}
+	for _, cfg := range matrix.Configs(src) {
+		spec, ok := cfg.Attacker()
+		if !ok || attackers[spec] {
+			continue
+		}
+		attackers[spec] = true
+		opts := target.Options{}
+		if o.AttackerURL != "" {
+			opts[target.OptBaseURL] = o.AttackerURL
+		}
+		ae, err := target.EndpointOf(spec, opts)
+		if err != nil {
+			return nil, usage(fmt.Errorf("attacker target %s: %w", spec, err))
+		}
+		if o.AttackerURL != "" {
+			ae.From = "--attacker-base-url"
+		}
+		add(endpoint{Endpoint: ae, role: "attacker"})
+	}
 	if o.JudgeTarget != "" {
 		opts := target.Options{}
 		from := ""
@@ -508,8 +540,8 @@ func writeEndpoints(w io.Writer, eps []endpoint) {
 	fmt.Fprintln(w, "endpoints:")
 	for _, e := range eps {
 		role := ""
-		if e.role == "judge" {
-			role = "judge "
+		if e.role == "judge" || e.role == "attacker" {
+			role = e.role + " "
 		}
 		if e.Offline() {
 			fmt.Fprintf(w, "  %s%s: offline, nothing is sent", role, e.Spec)
@@ -561,6 +593,12 @@ func (o *runOptions) runner() matrix.Runner {
 		}
 		return open(spec, opts)
 	}
+	// The attacker model is opened apart: --base-url moves the target
+	// under test, not the attacker (nor its key) with it.
+	r.OpenAttacker = open
+	if o.AttackerURL != "" {
+		r.AttackerOptions = target.Options{target.OptBaseURL: o.AttackerURL}
+	}
 	if o.JudgeTarget != "" {
 		r.JudgeTarget = o.JudgeTarget
 		if o.JudgeBaseURL != "" {
@@ -597,6 +635,12 @@ func preflight(r matrix.Runner, src matrix.Source, o *runOptions) error {
 	for _, cfg := range matrix.Configs(src) {
 		if err := check(cfg.TargetSpec, cfg.TargetOpts); err != nil {
 			return err
+		}
+		if spec, ok := cfg.Attacker(); ok && !seen["attacker\x00"+spec] {
+			seen["attacker\x00"+spec] = true
+			if _, err := r.OpenAttacker(spec, r.AttackerOptions); err != nil {
+				return usage(fmt.Errorf("attacker target %s: %w", spec, err))
+			}
 		}
 	}
 	if o.JudgeTarget != "" {
@@ -660,6 +704,10 @@ func writePlan(w io.Writer, c matrix.Count, external bool) {
 	}
 	if external {
 		fmt.Fprintf(w, "cells:   %d\nmodel calls: as many as your agent makes in each run (pikit does not bound them: --agent-timeout, --max-requests and --max-tokens do); nothing was sent\n", c.Cells)
+		return
+	}
+	if c.Adaptive > 0 {
+		fmt.Fprintf(w, "cells:   %d, %d of them adaptive\nmodel calls: at most %d, %d of them to network targets (max_steps per cell, plus one per cell for an LLM judge; an adaptive cell runs up to max_rounds times), and at most %d to attacker models (max_tokens and --max-tokens bound tokens); nothing was sent\n", c.Cells, c.Adaptive, c.MaxCalls, c.NetworkCalls, c.AttackerCalls)
 		return
 	}
 	fmt.Fprintf(w, "cells:   %d\nmodel calls: at most %d, %d of them to network targets (max_steps per cell, plus one per cell for an LLM judge); nothing was sent\n", c.Cells, c.MaxCalls, c.NetworkCalls)
