@@ -2,6 +2,7 @@ package adaptive
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -39,6 +40,10 @@ func (s *search) conversation(ctx context.Context) error {
 	parent := 0
 	for len(turns) < s.a.Turns {
 		n, err := s.askAttacker(ctx, crescendoSystem, msgs, parent, len(turns)+1)
+		if errors.Is(err, errNoProposal) {
+			s.res.Stop = StopExhausted
+			return errStop
+		}
 		if err != nil {
 			return err
 		}

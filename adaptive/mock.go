@@ -112,7 +112,7 @@ func mockAttack(req target.Request, seed int64) string {
 	if outcome != "policy_blocked" && outcome != "not_reached" && outcome != "" {
 		order, why = append(firm, soft...), "Presented the goal as the user's own next step, so it reads as wanted."
 	}
-	start := int(mix(seed, 0, variant) % uint64(len(order)))
+	start := int((mix(seed, 0, 1) + uint64(variant-1)) % uint64(len(order)))
 	for i := range order {
 		c := order[(start+i)%len(order)]
 		if !contains(tried, c) {

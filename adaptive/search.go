@@ -183,6 +183,8 @@ type search struct {
 	// spreading: candidates are spread over tool results (crescendo on
 	// an indirect cell).
 	spreading bool
+	// sent maps the fingerprint of each candidate sent to its round.
+	sent map[string]int
 	// convCalls and convUsage are what the current crescendo
 	// conversation had spent before its latest turn.
 	convCalls int
@@ -258,6 +260,12 @@ func (s *search) try(ctx context.Context, at attempt) (agent.Round, Feedback, er
 	s.chargeAttacker(at.attacker)
 	r := s.record(at, fb)
 	s.keep(r, fb)
+	if s.sent == nil {
+		s.sent = map[string]int{}
+	}
+	if _, dup := s.sent[fingerprint(at.cand)]; !dup {
+		s.sent[fingerprint(at.cand)] = r.Round
+	}
 	if err != nil {
 		return r, fb, err
 	}

@@ -341,20 +341,23 @@ func TestAdaptiveUnreadableAttacker(t *testing.T) {
 // reach the target, and records them.
 func TestTreePrunes(t *testing.T) {
 	doc := strings.Replace(fmt.Sprintf(blockedDirect, "tree", 30), `"mock:obedient"`, `"mock"`, 1)
-	pruned := 0
+	pruned, offTopic := 0, 0
 	for seed := range 6 {
 		d := strings.Replace(doc, "seed = 7", fmt.Sprintf("seed = %d", seed+1), 1)
 		for _, r := range runAdaptive(t, d, Runner{Concurrency: 1})[1].TraceData.Rounds {
 			if r.Pruned != "" {
 				pruned++
-				if r.Round != 0 || r.Outcome != "" || r.ModelCalls != 0 || !strings.Contains(r.Pruned, "off topic") {
+				if strings.HasPrefix(r.Pruned, "off topic") {
+					offTopic++
+				}
+				if r.Round != 0 || r.Outcome != "" || r.ModelCalls != 0 || !strings.Contains(r.Pruned, "off topic") && !strings.Contains(r.Pruned, "a repeat of round") {
 					t.Errorf("pruned round %+v", r)
 				}
 			}
 		}
 	}
-	if pruned == 0 {
-		t.Error("six tree searches pruned nothing")
+	if offTopic == 0 {
+		t.Errorf("six tree searches pruned no off-topic candidate (%d pruned in all)", pruned)
 	}
 }
 

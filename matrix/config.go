@@ -270,6 +270,33 @@ func (c *Config) Line(key string) int {
 	return c.lines(key)
 }
 
+// SetDefenses replaces the defenses axis (defenses and detectors).
+func (c *Config) SetDefenses(names []string) {
+	c.Defenses = append([]string(nil), names...)
+	c.defensesSet = true
+	c.DefenseSpecs = nil
+}
+
+// SetAttackOptions sets options of the named attack over those the config
+// gives it (its attack_specs entry), adding the entry when there is none.
+func (c *Config) SetAttackOptions(name string, opts map[string]any) {
+	specs := slices.Clone(c.AttackSpecs)
+	i := slices.IndexFunc(specs, func(s Spec) bool { return s.Name == name })
+	if i < 0 {
+		specs = append(specs, Spec{Name: name})
+		i = len(specs) - 1
+	}
+	kw := make(map[string]any, len(specs[i].Kwargs)+len(opts))
+	for k, v := range specs[i].Kwargs {
+		kw[k] = v
+	}
+	for k, v := range opts {
+		kw[k] = v
+	}
+	specs[i].Kwargs = kw
+	c.AttackSpecs = specs
+}
+
 // SetAttacks replaces the attacks axis (as a dataset's Attacks override does).
 func (c *Config) SetAttacks(names []string) {
 	c.Attacks = append([]string(nil), names...)

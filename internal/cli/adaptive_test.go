@@ -76,3 +76,43 @@ canary = "HACKED"
 		t.Errorf("bad --attacker-target: %+v", bad)
 	}
 }
+
+// TestDatasetAdaptiveFlags runs a built-in benchmark behind a detector it
+// does not name, with its attacks replaced by an adaptive search:
+// --defenses and --adaptive-options reach every case.
+func TestDatasetAdaptiveFlags(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.jsonl")
+	r := run(t, "dataset", "run", "direct_injection", "--target", "mock:obedient", "--defenses", "pattern,length",
+		"--attacks", "adaptive", "--adaptive-options", `{"strategy": "best_of_n", "max_rounds": 5}`, "--attacker-target", "mock:attacker", "-o", out)
+	if r.code != 0 {
+		t.Fatalf("%+v", r)
+	}
+	res, err := report.ReadFile(out)
+	if err != nil || len(res) != 2*26 {
+		t.Fatalf("%v, %d results", err, len(res))
+	}
+	wins := 0
+	for _, x := range res {
+		m, _ := x.Metadata["adaptive"].(map[string]any)
+		if x.Attack != "adaptive" || (x.Defense != "pattern" && x.Defense != "length") || m["strategy"] != "best_of_n" || m["max_rounds"] != float64(5) {
+			t.Fatalf("%s %s %v", x.Attack, x.Defense, m)
+		}
+		if x.Success {
+			wins++
+		}
+	}
+	if wins < len(res)/2 {
+		t.Errorf("%d of %d adaptive cells landed", wins, len(res))
+	}
+	for _, bad := range [][]string{
+		{"--adaptive-options", "[1]"},
+		{"--adaptive-options", `{"strategy": "psychic"}`},
+		{"--adaptive-options", `{"max_rounds": 0}`},
+		{"--defenses", "no_such_defense"},
+	} {
+		r := run(t, append([]string{"dataset", "run", "direct_injection", "--dry-run"}, bad...)...)
+		if r.code != 2 || !strings.Contains(r.err, strings.TrimPrefix(bad[0], "--")[:7]) && !strings.Contains(r.err, "no_such_defense") {
+			t.Errorf("%v: %+v", bad, r)
+		}
+	}
+}

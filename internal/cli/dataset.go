@@ -134,7 +134,10 @@ func newDatasetRunCmd(streams IO) *cobra.Command {
 				return usage(err)
 			}
 			opts := dataset.Options{Target: o.Target, Judge: o.Judge, Repeats: o.Repeats, Attacks: o.Attacks,
-				Prepare: func(cfg *matrix.Config) error { return prepareRuntime(cfg, &o.runOptions) }}
+				Prepare: func(cfg *matrix.Config) error {
+					o.applyCase(cfg)
+					return prepareRuntime(cfg, &o.runOptions)
+				}}
 			if o.temperature {
 				opts.Temperature = &o.Temperature
 			}

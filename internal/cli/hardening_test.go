@@ -238,6 +238,7 @@ func TestEveryRunFlagIsTested(t *testing.T) {
 		"fixture": "TestRuntimeFlagsOnRun", "mode": "TestRunPythonFlags", "data-sample": "TestRunPythonFlags",
 		"defense-point": "TestRunPythonFlags", "model": "TestRunPythonFlags",
 		"attacker-target": "TestAttackerTargetFlags", "attacker-base-url": "TestAttackerTargetFlags",
+		"defenses": "TestDatasetAdaptiveFlags", "adaptive-options": "TestDatasetAdaptiveFlags",
 	}
 	var cmd *cobra.Command
 	for _, c := range NewRootCmd(IO{}).Commands() {

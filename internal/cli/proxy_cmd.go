@@ -77,6 +77,7 @@ func (o *proxyOptions) load(cmd *cobra.Command) (matrix.Source, error) {
 	// prepare marks a config as driven by the proxy and checks its rules
 	// and upstream before anything runs.
 	prepare := func(cfg *matrix.Config) error {
+		o.applyCase(cfg)
 		cfg.Driven = "proxy"
 		if _, err := proxy.ParseRules(cfg); err != nil {
 			return err

@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/pikit-go/pikit/attack"
 	"github.com/pikit-go/pikit/judge"
 	"github.com/pikit-go/pikit/matrix"
 	"github.com/pikit-go/pikit/report"
@@ -30,16 +32,20 @@ type runOptions struct {
 	temperature bool // --temperature was given
 	Repeats     int
 	Attacks     []string
-	Output      string
-	Force       bool
-	Resume      bool
-	Concurrency int
-	DryRun      bool
-	Shard       string
-	MaxRequests int64
-	MaxTokens   int64
-	Quiet       bool
-	Cache       string
+	Defenses    []string
+	// AdaptiveOptions is --adaptive-options, adaptiveOpts what it says.
+	AdaptiveOptions string
+	adaptiveOpts    map[string]any
+	Output          string
+	Force           bool
+	Resume          bool
+	Concurrency     int
+	DryRun          bool
+	Shard           string
+	MaxRequests     int64
+	MaxTokens       int64
+	Quiet           bool
+	Cache           string
 
 	BaseURL        string
 	MaxRetries     int
@@ -90,6 +96,8 @@ func (o *runOptions) addFlags(cmd *cobra.Command, batch bool, skip ...string) {
 	f.Float64Var(&o.Temperature, "temperature", 0, "sampling temperature, 0 to 2 (default: the config's)")
 	f.IntVar(&o.Repeats, "repeats", 0, "repeats per cell, at least 1 (default: the config's)")
 	f.StringSliceVar(&o.Attacks, "attacks", nil, "attacks to use instead of the config's, comma-separated")
+	f.StringSliceVar(&o.Defenses, "defenses", nil, "defenses and detectors to use instead of the config's, comma-separated")
+	f.StringVar(&o.AdaptiveOptions, "adaptive-options", "", `options of the adaptive attack as a JSON object, over the config's, e.g. '{"strategy": "best_of_n", "max_rounds": 20}' (pikit list attacks shows them)`)
 	f.StringVarP(&o.Output, "output", "o", "", "write results to `FILE` (.jsonl, .json or .csv); without it, a summary table goes to stdout")
 	f.BoolVar(&o.Force, "force", false, "overwrite an existing output file")
 	f.IntVarP(&o.Concurrency, "concurrency", "j", matrix.DefaultConcurrency, "cells run at once")
@@ -157,6 +165,18 @@ func (o *runOptions) complete(cmd *cobra.Command) error {
 			return usage(fmt.Errorf("--attacker-target: %w", err))
 		}
 	}
+	if o.AdaptiveOptions != "" {
+		if err := json.Unmarshal([]byte(o.AdaptiveOptions), &o.adaptiveOpts); err != nil || o.adaptiveOpts == nil {
+			msg := "want a JSON object"
+			if err != nil {
+				msg += fmt.Sprintf(" (%v)", err)
+			}
+			return usage(fmt.Errorf(`--adaptive-options: %s, e.g. '{"strategy": "tree", "max_rounds": 20}'`, msg))
+		}
+		if _, err := attack.New(attack.AdaptiveName, o.adaptiveOpts, 0); err != nil {
+			return usage(fmt.Errorf("--adaptive-options: %w", err))
+		}
+	}
 	if o.MaxRequests < 0 {
 		return usage(fmt.Errorf("--max-requests: must not be negative, got %d", o.MaxRequests))
 	}
@@ -222,9 +242,6 @@ func (o *runOptions) apply(cfg *matrix.Config) {
 	if o.Judge != "" {
 		cfg.JudgeType = o.Judge
 	}
-	if o.AttackerTarget != "" {
-		cfg.AttackerTarget = o.AttackerTarget
-	}
 	if o.temperature {
 		cfg.Temperature = o.Temperature
 	}
@@ -233,6 +250,22 @@ func (o *runOptions) apply(cfg *matrix.Config) {
 	}
 	if len(o.Attacks) > 0 {
 		cfg.SetAttacks(o.Attacks)
+	}
+	o.applyCase(cfg)
+}
+
+// applyCase overrides a config, or a dataset's case (after the options
+// dataset.Expand applies itself), with the flags dataset.Options does not
+// carry.
+func (o *runOptions) applyCase(cfg *matrix.Config) {
+	if len(o.Defenses) > 0 {
+		cfg.SetDefenses(o.Defenses)
+	}
+	if o.adaptiveOpts != nil {
+		cfg.SetAttackOptions(attack.AdaptiveName, o.adaptiveOpts)
+	}
+	if o.AttackerTarget != "" {
+		cfg.AttackerTarget = o.AttackerTarget
 	}
 }
 

@@ -225,6 +225,9 @@ func runSingle(cmd *cobra.Command, streams IO, o *singleRunOptions) error {
 }
 
 // writeTrace prints one result as a readable trace.
+// oneLine folds text onto one line, for a list.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
 func writeTrace(w io.Writer, r matrix.Result, full bool) {
 	cut := func(s string) string {
 		if n := 700; !full && len(s) > n {
@@ -238,6 +241,32 @@ func writeTrace(w io.Writer, r matrix.Result, full bool) {
 	indent := func(s string) string { return strings.ReplaceAll(cut(s), "\n", "\n      ") }
 	channel := report.Field(r, "channel")
 	fmt.Fprintf(w, "── %s · attack %s · defense %s · channel %s · target %s · key %s\n", r.Agent, r.Attack, r.Defense, channel, r.Target, r.Key)
+	if tr := r.TraceData; tr != nil && len(tr.Rounds) > 0 {
+		m, _ := r.Metadata["adaptive"].(map[string]any)
+		fmt.Fprintf(w, "adaptive search (%v): %v rounds sent, %v model calls, stopped by %v; the steps below are the ", m["strategy"], m["rounds"], m["model_calls"], m["stop"])
+		if r.Success {
+			fmt.Fprintln(w, "winning round's")
+		} else {
+			fmt.Fprintln(w, "closest round's")
+		}
+		short := func(s string) string {
+			s = oneLine(s)
+			if n := 160; !full && len(s) > n {
+				for n > 0 && !utf8.RuneStart(s[n]) {
+					n--
+				}
+				s = s[:n] + " …"
+			}
+			return s
+		}
+		for _, rd := range tr.Rounds {
+			if rd.Pruned != "" {
+				fmt.Fprintf(w, "  ✂ pruned (%s, %s): %s\n", rd.Operator, short(rd.Pruned), short(rd.Prompt))
+				continue
+			}
+			fmt.Fprintf(w, "  round %d · %s · %s: %s\n", rd.Round, rd.Operator, rd.Outcome, short(rd.Prompt))
+		}
+	}
 	if tr := r.TraceData; tr != nil {
 		fmt.Fprintf(w, "system: %s\n", indent(tr.System))
 		for _, s := range tr.Steps {
