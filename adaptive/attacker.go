@@ -49,11 +49,19 @@ const (
 )
 
 // quote escapes text placed between tags, so an answer the target wrote
-// cannot close a tag and speak as pikit to the attacker.
+// cannot close a tag, or open one of pikit's, and speak as pikit to the
+// attacker.
 func quote(s string) string {
-	s = strings.ReplaceAll(s, "</", "< /")
-	return clip(s, 2000)
+	return clip(tagEscaper.Replace(s), 2000)
 }
+
+var tagEscaper = func() *strings.Replacer {
+	pairs := []string{"</", "< /"}
+	for _, t := range []string{tagGoal, tagSetting, tagAnswer, tagPrompt, tagVerdict, tagVariant, tagTurn, tagCand} {
+		pairs = append(pairs, "<"+t, "< "+t)
+	}
+	return strings.NewReplacer(pairs...)
+}()
 
 // clip shortens s to at most n bytes, on a rune boundary, marking the cut.
 func clip(s string, n int) string {

@@ -20,7 +20,8 @@ var (
 	// forcedRe matches wording that pins the reply ("reply with exactly:").
 	forcedRe = regexp.MustCompile(`(?i)\b(?:reply|respond|answer)\s+(?:only\s+)?with\s+(?:exactly|only|just|precisely)?\s*:?\s*`)
 	// loudRe matches shouted markers detectors look for.
-	loudRe = regexp.MustCompile(`(?i)\b(?:important|urgent|attention|system|admin|new\s+instructions?)\s*[:!-]+\s*|\b(?:immediately|instead)\b\s*`)
+	spaceBeforeRe = regexp.MustCompile(` ([.,;:!?])`)
+	loudRe        = regexp.MustCompile(`(?i)\b(?:important|urgent|attention|system|admin|new\s+instructions?)\s*[:!-]+\s*|\b(?:immediately|instead)\b\s*`)
 )
 
 // soften restates a task without the phrasing filters flag: no clause
@@ -36,7 +37,7 @@ func soften(task string) string {
 	}
 	s = forcedRe.ReplaceAllString(s, "respond with ")
 	s = loudRe.ReplaceAllString(s, "")
-	s = strings.Join(strings.Fields(s), " ")
+	s = spaceBeforeRe.ReplaceAllString(strings.Join(strings.Fields(s), " "), "$1")
 	if s == "" {
 		return strings.TrimSpace(task)
 	}
