@@ -219,7 +219,6 @@ func unquote(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "< /", "</"), "< ", "<")
 }
 
-
 // mix hashes a seed with two small numbers.
 func mix(seed int64, a, b int) uint64 {
 	h := fnv.New64a()
