@@ -276,6 +276,11 @@ func (s *search) try(ctx context.Context, at attempt) (agent.Round, Feedback, er
 	return r, fb, nil
 }
 
+// maxRoundAnswer bounds the answer a round keeps (the final trace keeps
+// the winning answer whole), so a long search of verbose answers stays
+// small.
+const maxRoundAnswer = 4096
+
 // record adds a sent round with its feedback.
 func (s *search) record(at attempt, fb Feedback) agent.Round {
 	tr := fb.Trace
@@ -286,7 +291,7 @@ func (s *search) record(at attempt, fb Feedback) agent.Round {
 	r := agent.Round{
 		Index: len(s.res.Rounds) + 1, Round: s.res.Sent, Parent: at.parent, Depth: at.depth,
 		Operator: at.operator, Improvement: at.improvement, Prompt: at.cand.Payload, Channel: at.cand.Channel,
-		Answer: tr.FinalText, Outcome: string(v.Outcome), Success: v.Success, Score: Score(v), Reason: v.Reason,
+		Answer: clip(tr.FinalText, maxRoundAnswer), Outcome: string(v.Outcome), Success: v.Success, Score: Score(v), Reason: v.Reason,
 		ModelCalls: tr.ModelCalls, Usage: tr.Usage, AttackerCalls: at.attacker.calls, AttackerUsage: at.attacker.usage,
 	}
 	for _, c := range tr.SinkCalls {
