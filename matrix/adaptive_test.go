@@ -364,7 +364,6 @@ func TestTreePrunes(t *testing.T) {
 	}
 }
 
-
 // guardedDriver is sinkDriver behind the cell's detectors, screening the
 // tool result as the proxy does.
 type guardedDriver struct{ sinkDriver }
