@@ -17,7 +17,7 @@ func newDatasetCmd(streams IO) *cobra.Command {
 		Use:   "dataset",
 		Short: "List, show and run benchmark datasets",
 		Long: `A dataset is a TOML file of test cases, each an experiment config with an id
-and a description. Two are built in; any file in the same format works
+and a description. Four are built in (pikit dataset list); any file in the same format works
 (a name ending in .toml or containing a path separator is a file).`,
 	}
 	cmd.AddCommand(newDatasetListCmd(streams), newDatasetShowCmd(streams), newDatasetRunCmd(streams))
