@@ -12,7 +12,7 @@ const MockPrefix = "[mock] "
 func init() {
 	Register(Provider{
 		Name:        "mock",
-		Description: "offline test fixtures: mock (echo) needs no key or network; options: prefix (the echo's, default \"[mock] \"), script (answers in turn: texts, or { tool = \"...\", arguments = {...} } calls)",
+		Description: "offline test fixtures, no key or network: mock (an echo that never follows an injection), mock:obedient (follows any instruction it reads), mock:attacker (the adaptive attack's attacker model); the echo's options: prefix (default \"[mock] \"), script (answers in turn: texts, or { tool = \"...\", arguments = {...} } calls)",
 		Open: func(model string, opts Options) (Target, error) {
 			return openMock(model, opts)
 		},
