@@ -12,7 +12,7 @@ func init() {
 		Description: "Injects the exact text given in payload (an adaptive attack's winning injection, exported with pikit export-case); without it, the task as it is.",
 		Options: []method.Option{
 			{Name: "payload", Help: "the exact injected text; empty: the task as it is", Default: ""},
-			{Name: "turns", Help: "direct injection: user turns said before the one carrying the payload, each answered before the next (a crescendo conversation)", Default: []string{}},
+			{Name: "turns", Help: "direct injection: user turns said before the one carrying the payload, each answered before the next (a crescendo conversation); with turns, the payload is the last turn itself, not added to the user's request", Default: []string{}},
 			separatorOption("\n\n"),
 		},
 	}, func(args method.Args) (Attack, error) {
@@ -38,10 +38,14 @@ func Turns(a Attack) []string {
 var _ Attack = fixed{}
 
 // Inject returns prompt, the separator and the payload (or the task when
-// no payload was given).
+// no payload was given). A conversation's last turn (turns given) is the
+// payload alone, as the attacker said it.
 func (a fixed) Inject(prompt, task string) string {
 	if a.payload != "" {
 		task = a.payload
+	}
+	if len(a.turns) > 0 {
+		return task
 	}
 	return join(prompt, a.sep, task)
 }

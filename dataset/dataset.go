@@ -78,6 +78,15 @@ func Load(name string) (*Dataset, error) {
 	return Parse("builtin/"+name+".toml", data)
 }
 
+// Source returns the TOML text of a built-in dataset, as its file holds
+// it (for tools that copy part of it, such as its [scenarios] tables).
+func Source(name string) ([]byte, error) {
+	if _, err := Load(name); err != nil {
+		return nil, err
+	}
+	return builtin.ReadFile(path.Join("data", name+".toml"))
+}
+
 // LoadFile loads a dataset file.
 func LoadFile(file string) (*Dataset, error) {
 	data, err := os.ReadFile(file)

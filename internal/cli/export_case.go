@@ -261,6 +261,11 @@ func loadExportSource(ref string) (*exportSource, error) {
 			return nil, usage(fmt.Errorf("--from: %w", err))
 		}
 		src.ds = ds
+		if data, err := dataset.Source(ref); err == nil {
+			if table, _, err := matrix.ParseTOML("builtin/"+ref+".toml", data); err == nil {
+				src.scenarios, _ = table["scenarios"].(map[string]any)
+			}
+		}
 	}
 	src.cases = map[string]*matrix.Config{}
 	for i := range src.ds.Cases {
@@ -713,7 +718,7 @@ func (x *exporter) build(res *matrix.Result, w *winner, line int) (*exportedCase
 	if n := len(w.turns); n > 1 {
 		c.turns = w.turns[:n-1]
 		kwargs["turns"] = textList(c.turns)
-		c.notes = append(c.notes, fmt.Sprintf("a crescendo conversation: %d earlier user %s, then the payload; the fixed attack sends the payload after the user message, where the conversation said it alone", n-1, plural(n-1, "turn", "turns")))
+		c.notes = append(c.notes, fmt.Sprintf("a crescendo conversation: %d earlier user %s, then the payload as the last turn, each said alone as in the search", n-1, plural(n-1, "turn", "turns")))
 	}
 	if len(w.parts) > 1 {
 		c.notes = append(c.notes, fmt.Sprintf("the injection was spread over %d tool results (indirect crescendo); the fixed attack cannot spread it yet, so only the payload (the last part) is replayed, in the taint point, and the case may not land again. The earlier parts were:", len(w.parts)))
