@@ -249,3 +249,13 @@ func TestOptionsOverridesChecked(t *testing.T) {
 		t.Errorf("overrides not applied: %d cells, %+v", len(cells), cells[0].Config)
 	}
 }
+
+func TestSource(t *testing.T) {
+	b, err := Source("injecagent")
+	if err != nil || !strings.Contains(string(b), "[scenarios.") {
+		t.Fatalf("%v, %d bytes", err, len(b))
+	}
+	if _, err := Source("../data/injecagent"); !errors.Is(err, ErrUnknown) {
+		t.Errorf("a path is not a built-in name: %v", err)
+	}
+}
