@@ -31,8 +31,15 @@ func (s Summary) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintf(&b, "Outcomes: %s\n\n", strings.Join(parts, ", "))
 	}
 	s.writeGroupsMarkdown(&b)
-	_, err := io.WriteString(w, b.String())
-	return err
+	if _, err := io.WriteString(w, b.String()); err != nil || s.Adaptive == nil {
+		return err
+	}
+	if len(s.Groups) > 0 {
+		if _, err := io.WriteString(w, "\n"); err != nil {
+			return err
+		}
+	}
+	return s.Adaptive.WriteMarkdown(w)
 }
 
 // WriteGroupsMarkdown writes only the summary's group table as Markdown.

@@ -108,7 +108,7 @@ type htmlSample struct {
 // NewHTMLReport returns an empty report.
 func NewHTMLReport(opts HTMLOptions) *HTMLReport {
 	h := &HTMLReport{opts: opts, max: opts.MaxTraces,
-		all: NewAggregator(), heat: NewAggregator("attack", "defense"),
+		all: NewAggregator().TrackAdaptive(), heat: NewAggregator("attack", "defense"),
 		agents: NewAggregator("agent"), channels: NewAggregator("channel"),
 		groups: map[string]*[]htmlSample{}}
 	if h.max == 0 {
@@ -199,6 +199,7 @@ type htmlPage struct {
 	Heat             htmlHeatmap
 	Agents           []htmlBar
 	Channels         []htmlBar
+	Adaptive         *htmlAdaptive // nil without adaptive cells
 	Rows             []htmlRow
 	Shared           []htmlClip
 	// Sampled is set when Rows is a sample of the cells: PerGroup of each
@@ -389,6 +390,7 @@ func (h *HTMLReport) page(samples []htmlSample) *htmlPage {
 	p.Heat = htmlHeat(h.heat.Summary())
 	p.Agents = htmlBars(h.agents.Summary())
 	p.Channels = htmlBars(h.channels.Summary())
+	p.Adaptive = htmlAdaptiveView(sum.Adaptive)
 	if len(samples) < h.cells {
 		p.Sampled, p.PerGroup = true, h.perGroup
 	}
@@ -1009,7 +1011,7 @@ var htmlCSP = "default-src 'none'; style-src " + cspHash(htmlCSS) + "; script-sr
 // put in before parsing, so no value from the results is ever part of it.
 var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"inc": func(i int) int { return i + 1 },
-}).Parse(strings.NewReplacer("@CSP@", htmlCSP, "@CSS@", htmlCSS, "@SCRIPT@", htmlScript).Replace(htmlPageTemplate)))
+}).Parse(strings.NewReplacer("@CSP@", htmlCSP, "@CSS@", htmlCSS, "@SCRIPT@", htmlScript).Replace(htmlPageTemplate) + htmlAdaptiveTemplate))
 
 const htmlPageTemplate = `<!DOCTYPE html>
 <html lang="en">
@@ -1068,7 +1070,7 @@ const htmlPageTemplate = `<!DOCTYPE html>
 <p class="note">Bars show the attack success rate; the whisker spans its 95% interval.</p>
 </section>
 
-<section id="cells-section">
+{{template "adaptive" .Adaptive}}<section id="cells-section">
 <h2>Cells</h2>
 <div class="search" id="search" hidden><label for="q">Filter</label><input id="q" type="search" placeholder="words that must all appear in a row, e.g. email full_success" autocomplete="off"><span id="shown" class="note" aria-live="polite"></span></div>
 {{if .Sampled}}<p class="note" id="sampled">This page lists {{len .Rows}} of the {{.Cells}} cells with their traces: at most {{.PerGroup}} of each attack × defense group, successes and runtime errors first, then in file order; # is a cell's place in the results. The counts, heatmap and bars above cover every cell.</p>

@@ -106,6 +106,10 @@ type Summary struct {
 	// Benchmarks are the metrics of the standard benchmarks the results'
 	// cases were imported from, as those benchmarks report them.
 	Benchmarks []BenchmarkMetrics `json:"benchmarks,omitempty"`
+	// Adaptive is the adaptive-attack section: nil unless the results
+	// hold adaptive cells and the aggregator tracks them (see
+	// Aggregator.TrackAdaptive; Summarize does).
+	Adaptive *AdaptiveSummary `json:"adaptive,omitempty"`
 }
 
 // BenchmarkMetrics are a standard benchmark's own metrics over the results
@@ -199,9 +203,10 @@ func Field(r matrix.Result, name string) string {
 }
 
 // Summarize aggregates results, grouped by the named fields (none for just
-// the totals). Groups come sorted by their values.
+// the totals), with the adaptive-attack section when they hold adaptive
+// cells. Groups come sorted by their values.
 func Summarize(results []matrix.Result, by ...string) Summary {
-	a := NewAggregator(by...)
+	a := NewAggregator(by...).TrackAdaptive()
 	for _, r := range results {
 		a.Add(r)
 	}
@@ -217,6 +222,8 @@ type Aggregator struct {
 	all     groupAcc
 	groups  map[string]*groupAcc
 	key     []byte
+	// adaptive builds Summary.Adaptive; nil unless TrackAdaptive.
+	adaptive *AdaptiveAggregator
 }
 
 type groupAcc struct {
@@ -266,6 +273,17 @@ func NewAggregator(by ...string) *Aggregator {
 	return &Aggregator{by: by, sum: Summary{Outcomes: map[judge.Outcome]int{}, By: by}, groups: map[string]*groupAcc{}}
 }
 
+// TrackAdaptive makes the aggregator build the adaptive-attack section
+// too (Summary.Adaptive), and returns it. It is a choice because it reads
+// each adaptive result's metadata a second time: an aggregator that only
+// feeds a group table or a gate need not.
+func (a *Aggregator) TrackAdaptive() *Aggregator {
+	if a.adaptive == nil {
+		a.adaptive = NewAdaptiveAggregator()
+	}
+	return a
+}
+
 // Add counts one result.
 func (a *Aggregator) Add(r matrix.Result) {
 	rec := recordOf(&r)
@@ -286,6 +304,9 @@ func (a *Aggregator) AddRecord(r *Record) {
 		a.sum.NotJudged++
 	}
 	a.all.add(r, judged, success, failed)
+	if a.adaptive != nil {
+		a.adaptive.AddRecord(r)
+	}
 	if b := a.bench(r.Benchmark); b != nil {
 		b.add(r, judged, success, failed)
 	}
@@ -355,6 +376,7 @@ func (a *Aggregator) Summary() Summary {
 	for _, n := range names {
 		s.Benchmarks = append(s.Benchmarks, a.benches[n].metrics(n))
 	}
+	s.Adaptive = a.adaptive.Summary()
 	return s
 }
 
@@ -404,7 +426,11 @@ func (s Summary) WriteText(w io.Writer) error {
 		fmt.Fprintln(tw)
 		s.writeGroups(tw)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil || s.Adaptive == nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	return s.Adaptive.WriteText(w)
 }
 
 // writeText writes a benchmark's own metrics, those it defines.

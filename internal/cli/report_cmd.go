@@ -197,12 +197,12 @@ func runReport(cmd *cobra.Command, streams IO, o *reportOptions, files []string)
 		page = report.NewHTMLReport(report.HTMLOptions{Title: "pikit report", Generated: time.Now().UTC().Format(time.RFC3339), Sources: files, MaxTraces: max})
 	}
 	// Without --by: the totals, and a table per field that takes more than
-	// one value.
+	// one value. The first also builds the adaptive-attack section.
 	var aggs []*report.Aggregator
 	if len(by) > 0 {
-		aggs = append(aggs, report.NewAggregator(by...))
+		aggs = append(aggs, report.NewAggregator(by...).TrackAdaptive())
 	} else {
-		aggs = append(aggs, report.NewAggregator())
+		aggs = append(aggs, report.NewAggregator().TrackAdaptive())
 		for _, f := range []string{"attack", "defense", "channel", "agent", "target", "case_id"} {
 			aggs = append(aggs, report.NewAggregator(f))
 		}
@@ -247,7 +247,9 @@ func runReport(cmd *cobra.Command, streams IO, o *reportOptions, files []string)
 }
 
 // writeSummaries prints the summaries: the first in full, the others (one
-// per grouping field) as their group tables only.
+// per grouping field) as their group tables only, then the first's
+// adaptive-attack section, if it has one (JSON keeps it in the first; CSV
+// has no place for it).
 func writeSummaries(w io.Writer, sums []report.Summary, format string, csvOpts report.CSVOptions) error {
 	if format == "json" {
 		if len(sums) == 1 {
@@ -255,6 +257,9 @@ func writeSummaries(w io.Writer, sums []report.Summary, format string, csvOpts r
 		}
 		return writeJSON(w, sums)
 	}
+	sums = slices.Clone(sums)
+	adaptive := sums[0].Adaptive
+	sums[0].Adaptive = nil
 	for i, s := range sums {
 		if i > 0 {
 			fmt.Fprintln(w)
@@ -277,7 +282,15 @@ func writeSummaries(w io.Writer, sums []report.Summary, format string, csvOpts r
 			return err
 		}
 	}
-	return nil
+	switch {
+	case adaptive == nil || format == "csv":
+		return nil
+	case format == "markdown":
+		fmt.Fprintln(w)
+		return adaptive.WriteMarkdown(w)
+	}
+	fmt.Fprintln(w)
+	return adaptive.WriteText(w)
 }
 
 func writeJSON(w io.Writer, v any) error {
