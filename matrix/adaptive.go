@@ -250,6 +250,12 @@ func (o *oracle) Sources() []string {
 	return out
 }
 
+// HasAdaptive reports whether a config's plan runs the adaptive attack.
+func HasAdaptive(c *Config) bool {
+	return slices.Contains(c.Attacks, attack.AdaptiveName) ||
+		slices.ContainsFunc(c.AttackSpecs, func(s Spec) bool { return s.Name == attack.AdaptiveName })
+}
+
 // Attacker returns the attacker model a config's adaptive attacks ask
 // (attacker_target, else mock:attacker), and false when none of its
 // attacks asks one.

@@ -105,6 +105,13 @@ func TestDatasetAdaptiveFlags(t *testing.T) {
 	if wins < len(res)/2 {
 		t.Errorf("%d of %d adaptive cells landed", wins, len(res))
 	}
+	// Options of an attack the plan does not run are a mistake, not a no-op.
+	for _, flag := range [][]string{{"--adaptive-options", `{"strategy": "tree"}`}, {"--attacker-target", "mock:attacker"}, {"--attacker-base-url", "http://127.0.0.1:9/v1"}} {
+		r := run(t, "dataset", "run", "direct_injection", "--dry-run", flag[0], flag[1])
+		if r.code != 2 || !strings.Contains(r.err, flag[0]+": no cell of the plan runs the adaptive attack") {
+			t.Errorf("%v without --attacks adaptive: %+v", flag, r)
+		}
+	}
 	for _, bad := range [][]string{
 		{"--adaptive-options", "[1]"},
 		{"--adaptive-options", `{"strategy": "psychic"}`},

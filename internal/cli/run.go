@@ -261,7 +261,7 @@ func (o *runOptions) applyCase(cfg *matrix.Config) {
 	if len(o.Defenses) > 0 {
 		cfg.SetDefenses(o.Defenses)
 	}
-	if o.adaptiveOpts != nil {
+	if o.adaptiveOpts != nil && matrix.HasAdaptive(cfg) {
 		cfg.SetAttackOptions(attack.AdaptiveName, o.adaptiveOpts)
 	}
 	if o.AttackerTarget != "" {
@@ -363,6 +363,16 @@ func (o *runOptions) execute(ctx context.Context, streams IO, src matrix.Source,
 // receive an API key, and opens every target and the cache. Nothing is
 // sent or written before it returns.
 func (o *runOptions) prepare(streams IO, src matrix.Source) (matrix.Source, *matrix.Runner, error) {
+	if (o.adaptiveOpts != nil || o.AttackerTarget != "" || o.AttackerURL != "") && !slices.ContainsFunc(matrix.Configs(src), matrix.HasAdaptive) {
+		flag := "--adaptive-options"
+		if o.adaptiveOpts == nil {
+			flag = "--attacker-target"
+			if o.AttackerTarget == "" {
+				flag = "--attacker-base-url"
+			}
+		}
+		return nil, nil, usage(fmt.Errorf("%s: no cell of the plan runs the adaptive attack (add --attacks adaptive)", flag))
+	}
 	count := matrix.CountPlan(src)
 	planned := count.Cells
 	if o.DryRun && o.shardN > 0 && o.MaxCells > 0 && planned > o.MaxCells {
