@@ -217,7 +217,8 @@ func (c *conversation) Trace() agent.Trace { return c.c.Trace() }
 
 // Placements implements adaptive.Oracle: the options of the cell's
 // channel that have a fixed set of values (where in the carrier the
-// payload goes), for an indirect cell of pikit's own loop.
+// payload goes), each with the values other than the cell's own, for an
+// indirect cell.
 func (o *oracle) Placements() map[string][]string {
 	if o.cell.Direct() || o.cell.Channel.Name == DirectChannel {
 		return nil
@@ -228,8 +229,18 @@ func (o *oracle) Placements() map[string][]string {
 	}
 	out := map[string][]string{}
 	for _, opt := range info.Options {
-		if len(opt.Choices) > 1 {
-			out[opt.Name] = opt.Choices
+		cur, ok := o.cell.Channel.Kwargs[opt.Name]
+		if !ok {
+			cur = opt.Default
+		}
+		var others []string
+		for _, c := range opt.Choices {
+			if c != cur {
+				others = append(others, c)
+			}
+		}
+		if len(others) > 0 {
+			out[opt.Name] = others
 		}
 	}
 	return out
