@@ -347,7 +347,24 @@ type htmlTrace struct {
 	Final        *htmlClip // shown only when no step already shows it
 	Evidence     []judge.Evidence
 	Error        *htmlClip
+	// Rounds are an adaptive search's attempts (the first maxHTMLRounds),
+	// MoreRounds how many more there were.
+	Rounds     []htmlRound
+	MoreRounds int
 }
+
+// htmlRound is one attempt of an adaptive search.
+type htmlRound struct {
+	Round    int
+	Operator string
+	Outcome  string
+	Class    string
+	Pruned   string
+	Prompt   htmlClip
+}
+
+// maxHTMLRounds bounds the attempts a trace lists.
+const maxHTMLRounds = 50
 
 type htmlStep struct {
 	Index     int
@@ -747,6 +764,18 @@ func (tp *textPool) trace(r *matrix.Result) *htmlTrace {
 		return v
 	}
 	v.HasTrace = true
+	for i, rd := range tr.Rounds {
+		if i == maxHTMLRounds {
+			v.MoreRounds = len(tr.Rounds) - i
+			break
+		}
+		hr := htmlRound{Round: rd.Round, Operator: clipN(rd.Operator, 200).Text, Pruned: clipN(rd.Pruned, 300).Text, Prompt: clipN(rd.Prompt, 600)}
+		if rd.Pruned == "" {
+			hr.Outcome = clipN(rd.Outcome, 60).Text
+			hr.Class = outcomeClass(judge.Outcome(rd.Outcome), rd.Success)
+		}
+		v.Rounds = append(v.Rounds, hr)
+	}
 	v.System = tp.text(tr.System)
 	if final == "" {
 		final = tr.FinalText
@@ -1108,6 +1137,9 @@ const htmlPageTemplate = `<!DOCTYPE html>
 {{end}}{{if .Error}}<h5>error</h5>{{template "clip" .Error}}
 {{end}}{{if .Blocked}}<p><em class="block">blocked</em> at {{.Blocked.Point}} by the {{.Blocked.Detector}} detector (score {{.BlockedScore}}, step {{.Blocked.Step}}){{if .Blocked.Reason}}: {{.Blocked.Reason}}{{end}}</p>
 {{end}}{{if .MaxStepsHit}}<p class="note">The run stopped at its step limit.</p>
+{{end}}{{if .Rounds}}<h5>adaptive search: the attempts, in order (the steps below are the winning or closest one's)</h5><ol class="steps">
+{{range .Rounds}}<li><div class="sh">{{if .Pruned}}<b>pruned</b> <code>{{.Operator}}</code>: {{.Pruned}}{{else}}<b>round {{.Round}}</b> <code>{{.Operator}}</code> <span class="badge {{.Class}}">{{.Outcome}}</span>{{end}}</div>{{template "clip" .Prompt}}</li>
+{{end}}</ol>{{if .MoreRounds}}<p class="cut">{{.MoreRounds}} more attempts not shown.</p>{{end}}
 {{end}}{{if .System}}<h5>system prompt</h5>{{template "clip" .System}}
 {{end}}{{if .Steps}}<ol class="steps">
 {{range .Steps}}<li class="{{.Class}}{{if .Tainted}} taint{{end}}{{if .Blocked}} blocked{{end}}"><div class="sh"><b>{{.Kind}}</b> step {{.Index}}{{if .Tool}} <code>{{.Tool}}</code>{{if .CallID}} <i>call {{.CallID}}</i>{{end}}{{end}}{{if .Tainted}} <em class="taint">carries the payload</em>{{end}}{{if .Blocked}} <em class="block">blocked</em>{{end}}{{if .SinkFired}} <em class="sink">sink fired</em>{{else if .Sink}} <em class="sink">sink, not fired</em>{{end}}{{if .Error}} <em class="err">bad call</em>{{end}}</div>
