@@ -58,6 +58,9 @@ func (c *Config) Validate() error {
 	if !slices.Contains([]string{"rule", "rule:pikit", "llm", "none"}, c.JudgeType) {
 		bad("judge_type", "unknown judge %q; known: %s", c.JudgeType, defaultJudgeTypes)
 	}
+	if c.JudgeType == "none" && HasAdaptive(c) {
+		bad("judge_type", "is none, but the adaptive attack needs a verdict each round to search; give rule, rule:pikit or llm")
+	}
 	if c.CarrierPath != "" && c.DataSample != "" {
 		bad("carrier_path", "and data_sample both name the clean carrier; give one")
 	}
