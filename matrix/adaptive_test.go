@@ -409,25 +409,33 @@ sinks = ["send_*"]
 }
 
 // BenchmarkAdaptiveRound measures what a search round costs the harness:
-// a best_of_n search of 50 rounds against the echo mock (which never
-// complies), behind the pattern detector.
+// a search of 50 rounds against the echo mock (which never complies),
+// behind the pattern detector, the attacker (if any) the offline one.
 func BenchmarkAdaptiveRound(b *testing.B) {
-	cfg, err := Parse("bench.toml", []byte(strings.Replace(fmt.Sprintf(blockedDirect, "best_of_n", 50), `"mock:obedient"`, `"mock"`, 1)))
-	if err != nil {
-		b.Fatal(err)
+	for _, strategy := range []string{"pair", "tree", "best_of_n", "greedy", "crescendo"} {
+		b.Run(strategy, func(b *testing.B) {
+			cfg, err := Parse("bench.toml", []byte(strings.Replace(fmt.Sprintf(blockedDirect, strategy, 50), `"mock:obedient"`, `"mock"`, 1)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			cells, err := Plan(cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			cells = cells[1:]
+			rounds := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := (Runner{Concurrency: 1}).Run(context.Background(), cells, func(r Result) error {
+					rounds += r.Metadata["adaptive"].(map[string]any)["rounds"].(int)
+					return nil
+				}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(rounds), "µs/round")
+		})
 	}
-	cells, err := Plan(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	cells = cells[1:]
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := (Runner{Concurrency: 1}).Run(context.Background(), cells, func(Result) error { return nil }); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*50), "µs/round")
 }
 
 // TestMutationPlacements: the mutation search moves the payload within
