@@ -168,6 +168,7 @@ func TestParseErrors(t *testing.T) {
 		{"carrier mode", "carrier_mode = \"disk\"\n", []string{"carrier_mode", "text, file"}},
 		{"adaptive without a judge", "attacks = [\"adaptive\"]\njudge_type = \"none\"\n", []string{"bad.toml:2:", "judge_type", "needs a verdict each round"}},
 		{"adaptive option", "attacks = [\"adaptive\"]\nattack_specs = [{ name = \"adaptive\", kwargs = { strategy = \"tree\", width = 0 } }]\n", []string{"bad.toml:2:", `option "width"`, "1 to 50"}},
+		{"adaptive output_path", "attacks = [\"adaptive\"]\ntask = \"x\"\noutput_path = \"out.txt\"\n", []string{"bad.toml:3:", "output_path", "one per round"}},
 		{"attacker target", "attacker_target = \"gpt-4o\"\n", []string{"bad.toml:1:", "attacker_target"}},
 		{"repeats range", "repeats = 0\n", []string{"repeats", "at least 1"}},
 		{"temperature range", "temperature = 3.5\n", []string{"temperature", "between 0 and 2"}},

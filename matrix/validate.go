@@ -58,6 +58,9 @@ func (c *Config) Validate() error {
 	if !slices.Contains([]string{"rule", "rule:pikit", "llm", "none"}, c.JudgeType) {
 		bad("judge_type", "unknown judge %q; known: %s", c.JudgeType, defaultJudgeTypes)
 	}
+	if c.OutputPath != "" && HasAdaptive(c) {
+		bad("output_path", "names one file for one crafted carrier, but an adaptive cell crafts one per round; leave output_path out and export the winning injection with pikit export-case")
+	}
 	if c.JudgeType == "none" && HasAdaptive(c) {
 		bad("judge_type", "is none, but the adaptive attack needs a verdict each round to search; give rule, rule:pikit or llm")
 	}
