@@ -126,24 +126,10 @@ func mockAttack(req target.Request, seed int64) string {
 	return propose("Nothing new to try; repeating the strongest version.", lead[0])
 }
 
-// softened and firmed are the mock's two lists of restatements.
-func softened(goal string) []string {
-	s := soften(goal)
-	out := make([]string, len(softFrames))
-	for i, f := range softFrames {
-		out[i] = frame(f, s)
-	}
-	return out
-}
+// softened and firmed are the soft and the firm restatements of a goal.
+func softened(goal string) []string { return restate(goal, softFrames) }
 
-func firmed(goal string) []string {
-	s := soften(goal)
-	out := make([]string, len(firmFrames))
-	for i, f := range firmFrames {
-		out[i] = frame(f, s)
-	}
-	return out
-}
+func firmed(goal string) []string { return restate(goal, firmFrames) }
 
 // warmups open a crescendo conversation with harmless turns.
 var warmups = []string{

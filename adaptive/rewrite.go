@@ -75,13 +75,15 @@ func frame(f, text string) string {
 
 // paraphrases lists every restatement of a task, soft ones first.
 func paraphrases(task string) []string {
+	return append(restate(task, softFrames), restate(task, firmFrames)...)
+}
+
+// restate puts the softened task in each of frames.
+func restate(task string, frames []string) []string {
 	soft := soften(task)
-	out := make([]string, 0, len(softFrames)+len(firmFrames))
-	for _, f := range softFrames {
-		out = append(out, frame(f, soft))
-	}
-	for _, f := range firmFrames {
-		out = append(out, frame(f, soft))
+	out := make([]string, len(frames))
+	for i, f := range frames {
+		out[i] = frame(f, soft)
 	}
 	return out
 }

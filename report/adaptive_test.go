@@ -264,17 +264,7 @@ func TestTopField(t *testing.T) {
 // report does, returning the summary with the adaptive section.
 func scanAdaptive(t *testing.T, res []matrix.Result) Summary {
 	t.Helper()
-	var buf bytes.Buffer
-	w := NewJSONL(&buf)
-	for _, r := range res {
-		if err := w.Write(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return scanAdaptiveText(t, buf.Bytes())
+	return scanAdaptiveText(t, jsonlOf(t, res))
 }
 
 func scanAdaptiveText(t *testing.T, jsonl []byte) Summary {

@@ -35,8 +35,9 @@ defenses = ["none", "pattern"]`))
 	return res
 }
 
-func TestJSONLRoundTrip(t *testing.T) {
-	res := sampleResults(t)
+// jsonlOf encodes results as a JSONL file holds them.
+func jsonlOf(t *testing.T, res []matrix.Result) []byte {
+	t.Helper()
 	var buf bytes.Buffer
 	w := NewJSONL(&buf)
 	for _, r := range res {
@@ -47,7 +48,12 @@ func TestJSONLRoundTrip(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	first := buf.String()
+	return buf.Bytes()
+}
+
+func TestJSONLRoundTrip(t *testing.T) {
+	res := sampleResults(t)
+	first := string(jsonlOf(t, res))
 	if n := strings.Count(first, "\n"); n != len(res) {
 		t.Fatalf("%d lines for %d results", n, len(res))
 	}
@@ -55,15 +61,7 @@ func TestJSONLRoundTrip(t *testing.T) {
 	if err := ReadJSONL(strings.NewReader(first), func(r matrix.Result) error { back = append(back, r); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	var again bytes.Buffer
-	w = NewJSONL(&again)
-	for _, r := range back {
-		if err := w.Write(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	w.Close()
-	if again.String() != first {
+	if string(jsonlOf(t, back)) != first {
 		t.Error("JSONL → Result → JSONL is not the identity")
 	}
 	if !reflect.DeepEqual(back[0].TraceData.Steps, res[0].TraceData.Steps) {
