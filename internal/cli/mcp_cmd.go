@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/pikit-go/pikit/agent"
+	"github.com/pikit-go/pikit/attack"
 	"github.com/pikit-go/pikit/judge"
 	"github.com/pikit-go/pikit/matrix"
 	"github.com/pikit-go/pikit/mcpserve"
@@ -224,6 +225,9 @@ func runMCPServe(cmd *cobra.Command, streams IO, o *mcpServeOptions) error {
 		return usage(fmt.Errorf("the config plans %d cells; pikit mcp serve serves one: narrow it with --agent, --attack, --defense and --channel (pikit mcp run runs them all)", n))
 	}
 	cell := grid.Cell(0)
+	if cell.Attack.Name == attack.AdaptiveName {
+		return usage(errors.New("mcp serve serves one fixed cell, and an adaptive search runs your agent once a round: use pikit mcp run, which starts it for each round"))
+	}
 	opts, err := mcpserve.ParseOptions(cell.Config)
 	if err != nil {
 		return err

@@ -180,6 +180,7 @@ func TestMCPServeBadUsage(t *testing.T) {
 		{"bad transport", []string{"mcp", "serve", "--agent", "email", "--transport", "sse"}, `--transport: want stdio or http, got "sse"`},
 		{"listen without http", []string{"mcp", "serve", "--agent", "email", "--listen", "127.0.0.1:1"}, "--listen needs --transport http"},
 		{"bad param", []string{"mcp", "serve", "--agent", "email", "--poison", "description", "--poison-param", "folder"}, `--poison-param: read_email has no parameter "folder"`},
+		{"adaptive", []string{"mcp", "serve", "--agent", "email", "--attack", "adaptive"}, "use pikit mcp run, which starts it for each round"},
 		{"record is the config", []string{"mcp", "serve", "--config", writeFile(t, dir, "one.toml", "agents = [\"email\"]\n"), "--record", filepath.Join(dir, "one.toml")}, "is also an input"},
 	}
 	for _, tt := range tests {
