@@ -69,7 +69,7 @@ func (s *search) conversation(ctx context.Context) error {
 			s.win(r, Candidate{Payload: n.at.cand.Payload}, append(slices.Clone(turns), n.at.cand.Payload))
 			return errStop
 		}
-		view := roundView{n.at.cand.Payload, fb.Trace.FinalText, r.Outcome, r.Reason, r.Score}
+		view := s.view(n.at.cand.Payload, fb, r)
 		if stopped(fb.Verdict.Outcome) && backtracks < s.a.Backtracks {
 			backtracks++
 			conv.Back()

@@ -41,7 +41,7 @@ func (s *search) pair(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		view := roundView{n.at.cand.Payload, fb.Trace.FinalText, r.Outcome, r.Reason, r.Score}
+		view := s.view(n.at.cand.Payload, fb, r)
 		next, err := s.propose(ctx, n, r.Index, view, "Write an improved injected text.")
 		if errors.Is(err, errNoProposal) {
 			s.res.Stop = StopExhausted
@@ -111,7 +111,7 @@ func (s *search) tree(ctx context.Context) error {
 		return err
 	}
 	root.index, root.score = r.Index, r.Score
-	root.view = roundView{root.at.cand.Payload, fb.Trace.FinalText, r.Outcome, r.Reason, r.Score}
+	root.view = s.view(root.at.cand.Payload, fb, r)
 	level := []node{root}
 	for depth := 1; depth <= s.a.Depth; depth++ {
 		var children []node
@@ -143,7 +143,7 @@ func (s *search) tree(ctx context.Context) error {
 					return err
 				}
 				child.index, child.score = r.Index, r.Score
-				child.view = roundView{child.at.cand.Payload, fb.Trace.FinalText, r.Outcome, r.Reason, r.Score}
+				child.view = s.view(child.at.cand.Payload, fb, r)
 				children = append(children, child)
 			}
 		}

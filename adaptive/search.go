@@ -123,6 +123,10 @@ type Options struct {
 	// Halt, when set, is asked before each round; true stops the search
 	// (the run's budget is spent).
 	Halt func() bool
+	// Redact, when set, cleans what the attacker model is told of a
+	// round (the target's answer may echo a secret, and the attacker may
+	// be another provider).
+	Redact func(string) string
 }
 
 // errStop ends a search without an error of its own.
@@ -317,6 +321,16 @@ func (s *search) win(r agent.Round, c Candidate, turns []string) {
 	cc := c
 	s.res.Winner = &cc
 	s.res.WinningTurns = turns
+}
+
+// view is what the attacker is told of round r, which sent prompt and got
+// fb: cleaned of secrets.
+func (s *search) view(prompt string, fb Feedback, r agent.Round) roundView {
+	v := roundView{prompt, fb.Trace.FinalText, r.Outcome, r.Reason, r.Score}
+	if s.opts.Redact != nil {
+		v.prompt, v.answer, v.reason = s.opts.Redact(v.prompt), s.opts.Redact(v.answer), s.opts.Redact(v.reason)
+	}
+	return v
 }
 
 // Score rates a verdict from 1 (nowhere near the goal) to 10 (the goal

@@ -66,6 +66,9 @@ func (e *env) search(ctx context.Context, cell Cell, st *configState, j judge.Ju
 		}
 	}
 	opts.Halt = e.halt
+	if e.secrets != nil && !e.secrets.Empty() {
+		opts.Redact = e.secrets.Redact
+	}
 	res, err := adaptive.Search(ctx, a, goal, o, opts)
 	out := searched{tr: res.Final.Trace, verdict: res.Final.Verdict, res: res, a: a}
 	out.tr.Rounds = res.Rounds

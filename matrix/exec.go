@@ -35,6 +35,9 @@ type env struct {
 	// targets are opened).
 	openAttacker func(spec string, opts target.Options) (target.Target, error)
 	attackerOpts target.Options
+	// secrets are the API keys of the environment, kept from results and
+	// from what an attacker model is told.
+	secrets *target.ValueRedactor
 	version      string
 	runID        string
 	workDir      string

@@ -122,6 +122,7 @@ func (r Runner) RunEncoded(ctx context.Context, src Source, encode func(Result) 
 	e.halt = func() bool { return r.overBudget(e.stats()) }
 	e.openAttacker, e.attackerOpts = r.OpenAttacker, r.AttackerOptions
 	secrets := target.NewValueRedactor(target.EnvSecrets()...)
+	e.secrets = secrets
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
