@@ -38,9 +38,9 @@ type env struct {
 	// secrets are the API keys of the environment, kept from results and
 	// from what an attacker model is told.
 	secrets *target.ValueRedactor
-	version      string
-	runID        string
-	workDir      string
+	version string
+	runID   string
+	workDir string
 
 	cache     *target.Cache
 	judgeSpec string
