@@ -35,8 +35,7 @@ func (s *search) conversation(ctx context.Context) error {
 	}
 	var turns []string
 	backtracks := 0
-	start := fmt.Sprintf("Write turn 1. <%s>1 of %d</%s>", tagTurn, s.a.Turns, tagTurn)
-	msgs := []target.Message{{Role: target.RoleUser, Content: goalMessage(s.goal, start)}}
+	msgs := []target.Message{{Role: target.RoleUser, Content: goalMessage(s.goal, "Write turn 1. "+s.turnTag(1))}}
 	parent := 0
 	for len(turns) < s.a.Turns {
 		n, err := s.askAttacker(ctx, crescendoSystem, msgs, parent, len(turns)+1)
@@ -53,13 +52,14 @@ func (s *search) conversation(ctx context.Context) error {
 			s.chargeAttacker(n.at.attacker)
 			return err
 		}
+		before := conv.Trace()
 		fb, err := conv.Say(ctx, n.at.cand.Payload)
 		s.chargeAttacker(n.at.attacker)
 		// The round's trace is the turn's share of the conversation: its
 		// model calls and tokens since the last turn.
 		tr := fb.Trace
-		tr.ModelCalls, tr.Usage = tr.ModelCalls-s.convCalls, tr.Usage.Add(negate(s.convUsage))
-		s.convCalls, s.convUsage = fb.Trace.ModelCalls, fb.Trace.Usage
+		tr.ModelCalls -= before.ModelCalls
+		tr.Usage = target.Usage{PromptTokens: tr.Usage.PromptTokens - before.Usage.PromptTokens, CompletionTokens: tr.Usage.CompletionTokens - before.Usage.CompletionTokens}
 		r := s.record(n.at, Feedback{Verdict: fb.Verdict, Trace: tr})
 		s.keep(r, fb) // the cell reports the whole conversation
 		if err != nil {
@@ -69,33 +69,33 @@ func (s *search) conversation(ctx context.Context) error {
 			s.win(r, Candidate{Payload: n.at.cand.Payload}, append(slices.Clone(turns), n.at.cand.Payload))
 			return errStop
 		}
-		view := s.view(n.at.cand.Payload, fb, r)
+		view := s.view(fb, r)
 		if stopped(fb.Verdict.Outcome) && backtracks < s.a.Backtracks {
 			backtracks++
 			conv.Back()
 			s.res.Rounds[len(s.res.Rounds)-1].Backtracked = true
 			msgs = append(msgs, target.Message{Role: target.RoleUser, Content: feedbackMessage(view,
-				fmt.Sprintf("That turn was taken back. Write turn %d another way. <%s>%d of %d</%s>", len(turns)+1, tagTurn, len(turns)+1, s.a.Turns, tagTurn))})
+				fmt.Sprintf("That turn was taken back. Write turn %d another way. %s", len(turns)+1, s.turnTag(len(turns)+1)))})
 			continue
 		}
 		turns = append(turns, n.at.cand.Payload)
 		parent = r.Index
 		if len(turns) < s.a.Turns {
 			msgs = append(msgs, target.Message{Role: target.RoleUser, Content: feedbackMessage(view,
-				fmt.Sprintf("Write turn %d. <%s>%d of %d</%s>", len(turns)+1, tagTurn, len(turns)+1, s.a.Turns, tagTurn))})
+				fmt.Sprintf("Write turn %d. %s", len(turns)+1, s.turnTag(len(turns)+1)))})
 		}
 		if conv.Trace().Blocked != nil {
 			break // out of backtracks: the conversation cannot go on
 		}
 	}
-	s.convCalls, s.convUsage = 0, target.Usage{}
 	return nil
+}
+
+// turnTag tells the attacker which turn of how many it writes.
+func (s *search) turnTag(n int) string {
+	return fmt.Sprintf("<%s>%d of %d</%s>", tagTurn, n, s.a.Turns, tagTurn)
 }
 
 // stopped reports whether a turn was refused or blocked: a turn to take
 // back.
 func stopped(o judge.Outcome) bool { return o == judge.Refused || o == judge.PolicyBlocked }
-
-func negate(u target.Usage) target.Usage {
-	return target.Usage{PromptTokens: -u.PromptTokens, CompletionTokens: -u.CompletionTokens}
-}

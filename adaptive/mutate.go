@@ -54,7 +54,6 @@ type mutator struct {
 	paras []string
 	place map[string][]string
 	keys  []string // placement options, sorted
-	last  genome   // the genome of the latest candidate fresh made
 }
 
 func (s *search) mutator() *mutator {
@@ -65,8 +64,6 @@ func (s *search) mutator() *mutator {
 	}
 	return m
 }
-
-func (m *mutator) has(kind string) bool { return slices.Contains(m.kinds, kind) }
 
 // build applies a genome to the task.
 func (m *mutator) build(g genome) (Candidate, string, error) {
@@ -190,62 +187,54 @@ func fingerprint(c Candidate) string {
 // bestOfN sends seeded random compositions of transforms until one lands.
 func (s *search) bestOfN(ctx context.Context) error {
 	m := s.mutator()
-	seen := map[string]bool{}
 	at := s.first()
 	for {
-		seen[fingerprint(at.cand)] = true
 		if _, _, err := s.try(ctx, at); err != nil {
 			return err
 		}
-		next, ok, err := m.fresh(seen, func() genome { return m.random() })
-		if err != nil || !ok {
+		var err error
+		if at, _, err = m.fresh(m.random); err != nil {
 			return err
 		}
-		at = next
 	}
 }
 
-// fresh draws genomes until one builds a candidate not yet sent; after 50
-// draws the search is exhausted.
-func (m *mutator) fresh(seen map[string]bool, draw func() genome) (attempt, bool, error) {
+// fresh draws genomes until one builds a candidate not yet sent, and
+// returns it with its genome; after 50 draws the search is exhausted
+// (errStop).
+func (m *mutator) fresh(draw func() genome) (attempt, genome, error) {
 	for range 50 {
 		g := draw()
 		c, op, err := m.build(g)
 		if err != nil {
-			return attempt{}, false, err
+			return attempt{}, g, err
 		}
-		if !seen[fingerprint(c)] {
-			m.last = g
-			return attempt{cand: c, operator: op}, true, nil
+		if m.s.sent[fingerprint(c)] == 0 {
+			return attempt{cand: c, operator: op}, g, nil
 		}
 	}
 	m.s.res.Stop = StopExhausted
-	return attempt{}, false, errStop
+	return attempt{}, genome{}, errStop
 }
 
 // greedy changes one transform at a time of the best composition so far,
 // keeping a change that scores at least as well.
 func (s *search) greedy(ctx context.Context) error {
 	m := s.mutator()
-	seen := map[string]bool{}
 	best, bestScore, bestIndex := none(), -1, 0
-	at := s.first()
-	m.last = none()
+	at, g := s.first(), none()
 	for {
-		seen[fingerprint(at.cand)] = true
 		r, _, err := s.try(ctx, at)
 		if err != nil {
 			return err
 		}
 		if r.Score >= bestScore {
-			best, bestScore, bestIndex = m.last, r.Score, r.Index
+			best, bestScore, bestIndex = g, r.Score, r.Index
 		}
-		next, ok, err := m.fresh(seen, func() genome { return m.flip(best, m.kinds[s.rng.IntN(len(m.kinds))]) })
-		if err != nil || !ok {
+		if at, g, err = m.fresh(func() genome { return m.flip(best, m.kinds[s.rng.IntN(len(m.kinds))]) }); err != nil {
 			return err
 		}
-		next.parent = bestIndex
-		at = next
+		at.parent = bestIndex
 	}
 }
 

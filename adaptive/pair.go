@@ -41,8 +41,8 @@ func (s *search) pair(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		view := s.view(n.at.cand.Payload, fb, r)
-		next, err := s.propose(ctx, n, r.Index, view, "Write an improved injected text.")
+		n.index, n.view = r.Index, s.view(fb, r)
+		next, err := s.propose(ctx, n, "Write an improved injected text.")
 		if errors.Is(err, errNoProposal) {
 			s.res.Stop = StopExhausted
 			return errStop
@@ -54,19 +54,16 @@ func (s *search) pair(ctx context.Context) error {
 	}
 }
 
-// propose asks the attacker for a child of n (whose round had view); an
+// propose asks the attacker for a child of n, a node already sent; an
 // unreadable answer is recorded as a pruned attempt and asked again, a few
 // times, before the search ends.
-func (s *search) propose(ctx context.Context, n node, parent int, view roundView, ask string) (node, error) {
-	msgs := n.msgs
-	var text string
-	if len(msgs) == 0 {
-		text = goalMessage(s.goal, feedbackMessage(view, ask))
-	} else {
-		text = feedbackMessage(view, ask)
+func (s *search) propose(ctx context.Context, n node, ask string) (node, error) {
+	text := feedbackMessage(n.view, ask)
+	if len(n.msgs) == 0 {
+		text = goalMessage(s.goal, text)
 	}
-	msgs = append(slices.Clip(msgs), target.Message{Role: target.RoleUser, Content: text})
-	return s.askAttacker(ctx, attackerSystem, msgs, parent, n.at.depth+1)
+	msgs := append(slices.Clip(n.msgs), target.Message{Role: target.RoleUser, Content: text})
+	return s.askAttacker(ctx, attackerSystem, msgs, n.index, n.at.depth+1)
 }
 
 // askAttacker gets one proposal; it retries an unreadable one up to three
@@ -111,14 +108,14 @@ func (s *search) tree(ctx context.Context) error {
 		return err
 	}
 	root.index, root.score = r.Index, r.Score
-	root.view = s.view(root.at.cand.Payload, fb, r)
+	root.view = s.view(fb, r)
 	level := []node{root}
 	for depth := 1; depth <= s.a.Depth; depth++ {
 		var children []node
 		for _, parent := range level {
 			for b := range s.a.Branching {
 				ask := fmt.Sprintf("Write an improved injected text. <%s>%d of %d</%s>", tagVariant, b+1, s.a.Branching, tagVariant)
-				child, err := s.propose(ctx, parent, parent.index, parent.view, ask)
+				child, err := s.propose(ctx, parent, ask)
 				if errors.Is(err, errNoProposal) {
 					continue
 				}
@@ -143,7 +140,7 @@ func (s *search) tree(ctx context.Context) error {
 					return err
 				}
 				child.index, child.score = r.Index, r.Score
-				child.view = s.view(child.at.cand.Payload, fb, r)
+				child.view = s.view(fb, r)
 				children = append(children, child)
 			}
 		}

@@ -134,7 +134,7 @@ var errStop = errors.New("search stopped")
 
 // Search runs the adaptive attack a against the oracle.
 func Search(ctx context.Context, a *attack.Adaptive, goal Goal, o Oracle, opts Options) (Result, error) {
-	s := &search{a: a, goal: goal, o: o, opts: opts, rng: rand.New(rand.NewPCG(uint64(a.Seed), 0x9e3779b97f4a7c15))}
+	s := &search{a: a, goal: goal, o: o, opts: opts, rng: rand.New(rand.NewPCG(uint64(a.Seed), 0x9e3779b97f4a7c15)), sent: map[string]int{}}
 	if a.UsesAttacker() && opts.Attacker == nil {
 		return Result{}, fmt.Errorf("adaptive %s needs an attacker model (--attacker-target)", a.Strategy)
 	}
@@ -168,7 +168,7 @@ func Search(ctx context.Context, a *attack.Adaptive, goal Goal, o Oracle, opts O
 			s.res.Stop = StopError
 		}
 	}
-	if !s.haveFinal {
+	if s.res.Sent == 0 {
 		s.res.Final = Feedback{Verdict: judge.Verdict{Outcome: judge.NotJudged, Confidence: "n/a", Reason: "the search sent nothing to the target", Signals: []string{}}}
 	}
 	return s.res, err
@@ -182,17 +182,12 @@ type search struct {
 	opts      Options
 	rng       *rand.Rand
 	res       Result
-	haveFinal bool
-	bestScore int
+	bestScore int // the score of Final's round
 	// spreading: candidates are spread over tool results (crescendo on
 	// an indirect cell).
 	spreading bool
 	// sent maps the fingerprint of each candidate sent to its round.
 	sent map[string]int
-	// convCalls and convUsage are what the current crescendo
-	// conversation had spent before its latest turn.
-	convCalls int
-	convUsage target.Usage
 }
 
 // tokens is what the cell has spent, target and attacker.
@@ -264,11 +259,8 @@ func (s *search) try(ctx context.Context, at attempt) (agent.Round, Feedback, er
 	s.chargeAttacker(at.attacker)
 	r := s.record(at, fb)
 	s.keep(r, fb)
-	if s.sent == nil {
-		s.sent = map[string]int{}
-	}
-	if _, dup := s.sent[fingerprint(at.cand)]; !dup {
-		s.sent[fingerprint(at.cand)] = r.Round
+	if f := fingerprint(at.cand); s.sent[f] == 0 {
+		s.sent[f] = r.Round
 	}
 	if err != nil {
 		return r, fb, err
@@ -305,11 +297,11 @@ func (s *search) record(at attempt, fb Feedback) agent.Round {
 	return r
 }
 
-// keep makes fb the final feedback when its round r is the closest to the
-// goal so far (the latest among equals).
+// keep makes fb the final feedback when its round r (just recorded) is the
+// closest to the goal so far (the latest among equals).
 func (s *search) keep(r agent.Round, fb Feedback) {
-	if !s.haveFinal || r.Score >= s.bestScore {
-		s.res.Final, s.haveFinal, s.bestScore = fb, true, r.Score
+	if s.res.Sent == 1 || r.Score >= s.bestScore {
+		s.res.Final, s.bestScore = fb, r.Score
 	}
 }
 
@@ -323,10 +315,10 @@ func (s *search) win(r agent.Round, c Candidate, turns []string) {
 	s.res.WinningTurns = turns
 }
 
-// view is what the attacker is told of round r, which sent prompt and got
-// fb: cleaned of secrets.
-func (s *search) view(prompt string, fb Feedback, r agent.Round) roundView {
-	v := roundView{prompt, fb.Trace.FinalText, r.Outcome, r.Reason, r.Score}
+// view is what the attacker is told of round r, which got fb: cleaned of
+// secrets.
+func (s *search) view(fb Feedback, r agent.Round) roundView {
+	v := roundView{r.Prompt, fb.Trace.FinalText, r.Outcome, r.Reason, r.Score}
 	if s.opts.Redact != nil {
 		v.prompt, v.answer, v.reason = s.opts.Redact(v.prompt), s.opts.Redact(v.answer), s.opts.Redact(v.reason)
 	}
