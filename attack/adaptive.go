@@ -130,6 +130,16 @@ func newAdaptive(args method.Args) (Attack, error) {
 	return a, nil
 }
 
+// NewAdaptive builds the adaptive attack with its options (nil for
+// defaults) and seed.
+func NewAdaptive(kwargs map[string]any, seed int64) (*Adaptive, error) {
+	a, err := New(AdaptiveName, kwargs, seed)
+	if err != nil {
+		return nil, err
+	}
+	return a.(*Adaptive), nil
+}
+
 // Inject words the first candidate with the start attack.
 func (a *Adaptive) Inject(prompt, task string) string { return a.start.Inject(prompt, task) }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/pikit-go/pikit/agent"
 	"github.com/pikit-go/pikit/attack"
 	"github.com/pikit-go/pikit/channel"
+	"github.com/pikit-go/pikit/craft"
 	"github.com/pikit-go/pikit/judge"
 )
 
@@ -31,10 +32,7 @@ func (e *env) search(ctx context.Context, cell Cell, st *configState, j judge.Ju
 	if err != nil {
 		return searched{}, setupError{err}
 	}
-	a, ok := built.(*attack.Adaptive)
-	if !ok {
-		return searched{}, setupError{fmt.Errorf("attack %s is not a search", cell.Attack.Name)}
-	}
+	a := built.(*attack.Adaptive) // the attack named adaptive is one
 	cfg := cell.Config
 	o := &oracle{e: e, cell: cell, st: st, j: j}
 	goal := adaptive.Goal{Task: cfg.Task, Canary: cfg.Canary, SinkArgs: st.sinkArgs, Direct: cell.Direct(), UserMessage: cfg.UserMessage}
@@ -66,13 +64,36 @@ func (e *env) search(ctx context.Context, cell Cell, st *configState, j judge.Ju
 		}
 	}
 	opts.Halt = e.halt
-	if e.secrets != nil && !e.secrets.Empty() {
+	if !e.secrets.Empty() {
 		opts.Redact = e.secrets.Redact
 	}
 	res, err := adaptive.Search(ctx, a, goal, o, opts)
 	out := searched{tr: res.Final.Trace, verdict: res.Final.Verdict, res: res, a: a}
 	out.tr.Rounds = res.Rounds
 	return out, err
+}
+
+// fill puts what the search found in the cell's result: its cost over
+// every round, not the final trace's alone, metadata.adaptive and the
+// winning injection.
+func (s searched) fill(res *Result, cfg *Config) {
+	res.Usage = s.res.Usage
+	res.Metadata["model_calls"] = s.res.ModelCalls
+	res.Metadata["adaptive"] = s.meta(cfg.attackerSpec())
+	w := s.res.Winner
+	if w == nil {
+		return
+	}
+	res.Metadata["winning_injection"] = w.Payload
+	if len(w.Channel) > 0 {
+		res.Metadata["winning_channel_options"] = w.Channel
+	}
+	if len(w.Parts) > 1 {
+		res.Metadata["winning_parts"] = w.Parts
+	}
+	if len(s.res.WinningTurns) > 0 {
+		res.Metadata["winning_turns"] = s.res.WinningTurns
+	}
 }
 
 // meta is what a search adds to the result's metadata.
@@ -83,9 +104,6 @@ func (s searched) meta(attacker string) map[string]any {
 		"model_calls": r.ModelCalls, "max_rounds": s.a.MaxRounds,
 	}
 	if s.a.UsesAttacker() {
-		if attacker == "" {
-			attacker = attack.DefaultAttacker
-		}
 		m["attacker"] = attacker
 		m["attacker_calls"] = r.AttackerCalls
 		m["attacker_usage"] = r.AttackerUsage
@@ -177,12 +195,8 @@ func (o *oracle) Converse() (adaptive.Conversation, error) {
 	if o.sc == nil || o.e.driver != nil {
 		return nil, errors.New("crescendo holds a conversation through pikit's own agent loop; an external agent cannot take it (use pair, tree, best_of_n or greedy)")
 	}
-	cfg := o.cell.Config
-	in := agent.Input{MaxSteps: cfg.MaxSteps, Temperature: &o.st.temperature, Instruction: cfg.UserMessage}
-	if cfg.SeedSet {
-		seed := o.cell.Seed
-		in.Seed = &seed
-	}
+	in := o.e.input(o.cell, o.st)
+	in.UserMessage, in.Instruction = "", o.cell.Config.UserMessage // the attacker says every turn
 	return &conversation{o: o, c: agent.Start(o.st.target, o.sc, in, o.hooks)}, nil
 }
 
@@ -200,8 +214,7 @@ func (c *conversation) Say(ctx context.Context, text string) (adaptive.Feedback,
 	if err != nil {
 		return adaptive.Feedback{Trace: tr}, err
 	}
-	cfg := c.o.cell.Config
-	task := judge.Task{Text: cfg.Task, Payload: text, Canary: cfg.Canary, RequireSink: cfg.RequireSink, SinkArgs: c.o.st.sinkArgs}
+	task := c.o.e.task(c.o.cell, craft.Crafted{Payload: text}, c.o.st)
 	v, err := c.o.j.Judge(ctx, tr, task)
 	if err != nil {
 		return adaptive.Feedback{Trace: tr}, fmt.Errorf("judge: %w", err)
@@ -274,19 +287,13 @@ func HasAdaptive(c *Config) bool {
 // (attacker_target, else mock:attacker), and false when none of its
 // attacks asks one.
 func (c *Config) Attacker() (string, bool) {
-	for _, s := range c.AttackSpecs {
-		if s.Name != attack.AdaptiveName {
-			continue
-		}
-		if built, err := attack.New(s.Name, s.Kwargs, 0); err == nil {
-			if a, ok := built.(*attack.Adaptive); ok && a.UsesAttacker() {
-				return c.attackerSpec(), true
-			}
-		}
+	specs := slices.DeleteFunc(slices.Clone(c.AttackSpecs), func(s Spec) bool { return s.Name != attack.AdaptiveName })
+	if len(specs) == 0 && slices.Contains(c.Attacks, attack.AdaptiveName) {
+		specs = []Spec{{Name: attack.AdaptiveName}} // its defaults
 	}
-	for _, n := range c.Attacks {
-		if n == attack.AdaptiveName && !slices.ContainsFunc(c.AttackSpecs, func(s Spec) bool { return s.Name == n }) {
-			return c.attackerSpec(), true // the default strategy, pair, asks one
+	for _, s := range specs {
+		if a, err := attack.NewAdaptive(s.Kwargs, 0); err == nil && a.UsesAttacker() {
+			return c.attackerSpec(), true
 		}
 	}
 	return "", false

@@ -201,13 +201,8 @@ func ScenarioDigests(raw map[string]any) map[string]string {
 // adaptive attack of the config asks one and it is not the default, else
 // "" (so a flag given to a plan without one changes no key).
 func (c *Config) attackerKey() string {
-	if c.AttackerTarget == "" || c.AttackerTarget == attack.DefaultAttacker {
-		return ""
-	}
-	for _, a := range c.Attacks {
-		if a == attack.AdaptiveName {
-			return c.AttackerTarget
-		}
+	if spec, ok := c.Attacker(); ok && spec != attack.DefaultAttacker {
+		return spec
 	}
 	return ""
 }

@@ -106,9 +106,8 @@ func (c *counter) search(cfg *Config, spec Spec, n int) {
 	if spec.Name != attack.AdaptiveName {
 		return
 	}
-	built, err := attack.New(spec.Name, spec.Kwargs, 0)
-	a, ok := built.(*attack.Adaptive)
-	if err != nil || !ok {
+	a, err := attack.NewAdaptive(spec.Kwargs, 0)
+	if err != nil {
 		return
 	}
 	c.adaptive = addSat(c.adaptive, n)

@@ -267,22 +267,7 @@ func (e *env) execute(ctx context.Context, cell Cell) (res Result, interrupted b
 	res.Usage = tr.Usage
 	res.Metadata["model_calls"] = tr.ModelCalls
 	if adaptive {
-		// The cell's cost is every round's, not the final trace's alone.
-		res.Usage = s.res.Usage
-		res.Metadata["model_calls"] = s.res.ModelCalls
-		res.Metadata["adaptive"] = s.meta(cfg.AttackerTarget)
-		if w := s.res.Winner; w != nil {
-			res.Metadata["winning_injection"] = w.Payload
-			if len(w.Channel) > 0 {
-				res.Metadata["winning_channel_options"] = w.Channel
-			}
-			if len(w.Parts) > 1 {
-				res.Metadata["winning_parts"] = w.Parts
-			}
-			if len(s.res.WinningTurns) > 0 {
-				res.Metadata["winning_turns"] = s.res.WinningTurns
-			}
-		}
+		s.fill(&res, cfg)
 	}
 	for k, v := range tr.Meta {
 		if _, taken := res.Metadata[k]; !taken {
@@ -376,16 +361,11 @@ func (e *env) run(ctx context.Context, cell Cell, st *configState) (agent.Trace,
 // craft words the payload and places it: in the user message (direct) or in
 // the scenario's taint point through the channel (indirect).
 func (e *env) craft(cell Cell, sc *agent.Scenario, st *configState) (agent.Input, judge.Task, error) {
-	cfg := cell.Config
 	c, o, err := e.crafted(cell, sc)
 	if err != nil {
 		return agent.Input{}, judge.Task{}, err
 	}
-	in := agent.Input{MaxSteps: cfg.MaxSteps, Temperature: &st.temperature, UserMessage: cfg.UserMessage}
-	if cfg.SeedSet {
-		seed := cell.Seed
-		in.Seed = &seed
-	}
+	in := e.input(cell, st)
 	switch {
 	case cell.Attack.Name == attack.None:
 		// The benign baseline: nothing tainted, the tools answer as they
@@ -400,6 +380,18 @@ func (e *env) craft(cell Cell, sc *agent.Scenario, st *configState) (agent.Input
 		in.Taint = map[string]string{sc.TaintPoint: c.Delivery}
 	}
 	return in, e.task(cell, c, st), nil
+}
+
+// input is what every run of a cell's agent is given: its step limit,
+// temperature, seed and the user's request.
+func (e *env) input(cell Cell, st *configState) agent.Input {
+	cfg := cell.Config
+	in := agent.Input{MaxSteps: cfg.MaxSteps, Temperature: &st.temperature, UserMessage: cfg.UserMessage}
+	if cfg.SeedSet {
+		seed := cell.Seed
+		in.Seed = &seed
+	}
+	return in
 }
 
 func (e *env) task(cell Cell, c craft.Crafted, st *configState) judge.Task {
