@@ -9,14 +9,15 @@ import (
 	"strings"
 )
 
-// mockModels are the offline models other packages define (the adaptive
-// package's attacker), filled by their init functions.
-var mockModels = map[string]func() Target{}
+// mockModels are the offline models that take no options: the obedient
+// one, and those other packages define (the adaptive package's attacker),
+// added by their init functions.
+var mockModels = map[string]func() Target{"obedient": func() Target { return Obedient{} }}
 
 // RegisterMockModel adds an offline model, opened as "mock:NAME"; call it
 // from an init function. It panics on a name already taken.
 func RegisterMockModel(name string, open func() Target) {
-	if _, dup := mockModels[name]; dup || name == "" || name == "echo" || name == "obedient" {
+	if _, dup := mockModels[name]; dup || name == "" || name == "echo" {
 		panic("target: mock model " + name + " registered twice")
 	}
 	mockModels[name] = open
@@ -24,7 +25,7 @@ func RegisterMockModel(name string, open func() Target) {
 
 // MockModels returns the names of the offline models, sorted.
 func MockModels() []string {
-	names := append([]string{"echo", "obedient"}, slices.Collect(maps.Keys(mockModels))...)
+	names := append([]string{"echo"}, slices.Collect(maps.Keys(mockModels))...)
 	slices.Sort(names)
 	return names
 }
@@ -42,11 +43,6 @@ func openMock(model string, opts Options) (Target, error) {
 	script, hasScript := opts["script"]
 	switch model {
 	case "", "echo":
-	case "obedient":
-		if hasPrefix || hasScript {
-			return nil, fmt.Errorf("mock:obedient takes no options; prefix and script are the echo mock's (mock)")
-		}
-		return Obedient{}, nil
 	default:
 		open, ok := mockModels[model]
 		if !ok {
