@@ -664,30 +664,31 @@ func withOption(opts target.Options, k string, v any) target.Options {
 // missing API key or a bad option is exit 2 with nothing sent or written.
 func preflight(r matrix.Runner, src matrix.Source, o *runOptions) error {
 	seen := map[string]bool{}
-	check := func(spec string, opts map[string]any) error {
-		id := fmt.Sprint(spec, opts)
+	// check opens spec once; role names a target that is not the one
+	// under test. Open's errors already name the spec.
+	check := func(open func(string, target.Options) (target.Target, error), role, spec string, opts map[string]any) error {
+		id := fmt.Sprint(role, spec, opts)
 		if seen[id] {
 			return nil
 		}
 		seen[id] = true
-		if _, err := r.Open(spec, target.Options(opts)); err != nil {
-			return usage(fmt.Errorf("target %s: %w", spec, err))
+		if _, err := open(spec, target.Options(opts)); err != nil {
+			return usage(fmt.Errorf("%s%w", role, err))
 		}
 		return nil
 	}
 	for _, cfg := range matrix.Configs(src) {
-		if err := check(cfg.TargetSpec, cfg.TargetOpts); err != nil {
+		if err := check(r.Open, "", cfg.TargetSpec, cfg.TargetOpts); err != nil {
 			return err
 		}
-		if spec, ok := cfg.Attacker(); ok && !seen["attacker\x00"+spec] {
-			seen["attacker\x00"+spec] = true
-			if _, err := r.OpenAttacker(spec, r.AttackerOptions); err != nil {
-				return usage(fmt.Errorf("attacker target %s: %w", spec, err))
+		if spec, ok := cfg.Attacker(); ok {
+			if err := check(r.OpenAttacker, "attacker ", spec, r.AttackerOptions); err != nil {
+				return err
 			}
 		}
 	}
 	if o.JudgeTarget != "" {
-		return check(o.JudgeTarget, r.JudgeOptions)
+		return check(r.Open, "judge ", o.JudgeTarget, r.JudgeOptions)
 	}
 	return nil
 }
