@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pikit-go/pikit/internal/textcut"
 	"github.com/pikit-go/pikit/target"
 )
 
@@ -64,17 +65,7 @@ var tagEscaper = func() *strings.Replacer {
 }()
 
 // clip shortens s to at most n bytes, on a rune boundary, marking the cut.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + " […]"
-}
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+func clip(s string, n int) string { return textcut.Clip(s, n, " […]") }
 
 // goalMessage opens an attacker conversation: the goal and the setting.
 func goalMessage(g Goal, first string) string {

@@ -3,8 +3,8 @@ package agent
 import (
 	"fmt"
 	"sort"
-	"unicode/utf8"
 
+	"github.com/pikit-go/pikit/internal/textcut"
 	"github.com/pikit-go/pikit/method"
 	"github.com/pikit-go/pikit/target"
 )
@@ -87,14 +87,7 @@ func (t Tool) Check(args map[string]any) error {
 			continue
 		}
 		if !ok {
-			if len(k) > 64 {
-				n := 64
-				for n > 0 && !utf8.RuneStart(k[n]) {
-					n--
-				}
-				k = k[:n] + "…"
-			}
-			return fmt.Errorf("unknown argument %q", k)
+			return fmt.Errorf("unknown argument %q", textcut.Clip(k, 64, "…"))
 		}
 		if !typeMatches(p.Type, args[k]) {
 			return fmt.Errorf("argument %q must be a %s", k, p.Type)

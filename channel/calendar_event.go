@@ -2,8 +2,8 @@ package channel
 
 import (
 	"strings"
-	"unicode/utf8"
 
+	"github.com/pikit-go/pikit/internal/textcut"
 	"github.com/pikit-go/pikit/method"
 )
 
@@ -159,10 +159,7 @@ func icsFold(line, nl string) string {
 	var b strings.Builder
 	width := limit
 	for len(line) > width {
-		cut := width
-		for cut > 0 && !utf8.RuneStart(line[cut]) {
-			cut--
-		}
+		cut := len(textcut.Prefix(line, width))
 		b.WriteString(line[:cut])
 		b.WriteString(nl + " ")
 		line = line[cut:]

@@ -6,6 +6,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/pikit-go/pikit/internal/textcut"
 	"github.com/pikit-go/pikit/method"
 )
 
@@ -114,10 +115,7 @@ func middleBreak(s string) int {
 	if best >= 0 {
 		return best
 	}
-	for mid > 0 && !utf8.RuneStart(s[mid]) {
-		mid--
-	}
-	return mid
+	return len(textcut.Prefix(s, mid))
 }
 
 func abs(n int) int {

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/pikit-go/pikit/agent"
+	"github.com/pikit-go/pikit/internal/textcut"
 	"github.com/pikit-go/pikit/target"
 )
 
@@ -133,16 +133,7 @@ func strictObject(body string, keys ...string) (map[string]string, error) {
 // Summary renders a trace as plain text for a judge model, cutting each
 // text to at most limit bytes.
 func Summary(tr agent.Trace, limit int) string {
-	cut := func(s string) string {
-		if len(s) > limit {
-			cut := limit
-			for cut > 0 && !utf8.RuneStart(s[cut]) {
-				cut--
-			}
-			return s[:cut] + " […]"
-		}
-		return s
-	}
+	cut := func(s string) string { return textcut.Clip(s, limit, " […]") }
 	var b strings.Builder
 	for _, s := range tr.Steps {
 		switch s.Kind {

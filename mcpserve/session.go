@@ -11,12 +11,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pikit-go/pikit/agent"
 	"github.com/pikit-go/pikit/channel"
+	"github.com/pikit-go/pikit/internal/textcut"
 	"github.com/pikit-go/pikit/matrix"
 )
 
@@ -531,12 +531,4 @@ func decodeArgs(raw json.RawMessage) (map[string]any, error) {
 }
 
 // clip cuts s to at most n bytes on a character boundary.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
+func clip(s string, n int) string { return textcut.Clip(s, n, "…") }

@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pikit-go/pikit/agent"
+	"github.com/pikit-go/pikit/internal/textcut"
 	"github.com/pikit-go/pikit/judge"
 	"github.com/pikit-go/pikit/matrix"
 )
@@ -234,11 +235,8 @@ func clip(s string) htmlClip {
 func clipN(s string, max int) htmlClip {
 	c := htmlClip{Text: s, Total: len(s)}
 	if len(s) > max {
-		cut := max
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		c.Text, c.More = s[:cut], len(s)-cut
+		c.Text = textcut.Prefix(s, max)
+		c.More = len(s) - len(c.Text)
 	}
 	c.Text = strings.ToValidUTF8(c.Text, "\uFFFD")
 	return c

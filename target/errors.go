@@ -12,10 +12,11 @@ import (
 	"strings"
 	"syscall"
 	"time"
-	"unicode/utf8"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/openai/openai-go/v3"
+
+	"github.com/pikit-go/pikit/internal/textcut"
 )
 
 // Sentinel errors of the network targets; test for them with errors.Is.
@@ -247,12 +248,4 @@ func bodySnippet(b []byte, secrets []string) string {
 }
 
 // cut shortens s to at most n bytes on a rune boundary, marking the cut.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
+func cut(s string, n int) string { return textcut.Clip(s, n, "…") }

@@ -23,6 +23,7 @@ import (
 	"github.com/pikit-go/pikit/attack"
 	"github.com/pikit-go/pikit/dataset"
 	"github.com/pikit-go/pikit/internal/termsafe"
+	"github.com/pikit-go/pikit/internal/textcut"
 	"github.com/pikit-go/pikit/matrix"
 	"github.com/pikit-go/pikit/method"
 	"github.com/pikit-go/pikit/report"
@@ -196,14 +197,7 @@ func quotedList(vals []string, max int) string {
 
 // clip cuts s to at most n bytes, on a character boundary, marking the cut.
 func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + fmt.Sprintf("…(%d bytes)", len(s))
+	return textcut.Clip(s, n, fmt.Sprintf("…(%d bytes)", len(s)))
 }
 
 // exportSource is what --from names: one experiment config, or a dataset

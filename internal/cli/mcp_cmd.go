@@ -14,13 +14,13 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/pikit-go/pikit/agent"
 	"github.com/pikit-go/pikit/attack"
+	"github.com/pikit-go/pikit/internal/textcut"
 	"github.com/pikit-go/pikit/judge"
 	"github.com/pikit-go/pikit/matrix"
 	"github.com/pikit-go/pikit/mcpserve"
@@ -419,14 +419,7 @@ func shown(args string) string {
 	if args == "" {
 		return "{}"
 	}
-	args = strings.Join(strings.Fields(args), " ")
-	if n := maxShown; len(args) > n {
-		for n > 0 && !utf8.RuneStart(args[n]) {
-			n--
-		}
-		return args[:n] + "…"
-	}
-	return args
+	return textcut.Clip(strings.Join(strings.Fields(args), " "), maxShown, "…")
 }
 
 // short is a session id as shown on stderr: HTTP session ids are long.

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"github.com/pikit-go/pikit/agent"
+	"github.com/pikit-go/pikit/internal/textcut"
 	"github.com/pikit-go/pikit/matrix"
 	"github.com/pikit-go/pikit/report"
 )
@@ -224,17 +224,14 @@ func runSingle(cmd *cobra.Command, streams IO, o *singleRunOptions) error {
 	return nil
 }
 
-// writeTrace prints one result as a readable trace.
 // oneLine folds text onto one line, for a list.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
+// writeTrace prints one result as a readable trace.
 func writeTrace(w io.Writer, r matrix.Result, full bool) {
 	cut := func(s string) string {
-		if n := 700; !full && len(s) > n {
-			for n > 0 && !utf8.RuneStart(s[n]) {
-				n--
-			}
-			return s[:n] + fmt.Sprintf(" … [%d more bytes; --full shows all]", len(s)-n)
+		if p := textcut.Prefix(s, 700); !full && p != s {
+			return p + fmt.Sprintf(" … [%d more bytes; --full shows all]", len(s)-len(p))
 		}
 		return s
 	}
@@ -250,12 +247,8 @@ func writeTrace(w io.Writer, r matrix.Result, full bool) {
 			fmt.Fprintln(w, "closest round's")
 		}
 		short := func(s string) string {
-			s = oneLine(s)
-			if n := 160; !full && len(s) > n {
-				for n > 0 && !utf8.RuneStart(s[n]) {
-					n--
-				}
-				s = s[:n] + " …"
+			if s = oneLine(s); !full {
+				s = textcut.Clip(s, 160, " …")
 			}
 			return s
 		}
