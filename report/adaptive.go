@@ -99,8 +99,8 @@ func adaptiveOf(r *Record) (c adaptiveCell, ok bool) {
 	switch {
 	case r.full != nil:
 		meta = adaptiveMap(r.full.Metadata["adaptive"])
-	case r.raw != nil && (r.Attack == "adaptive" || hasAdaptive(r.raw)):
-		meta = rawAdaptive(r.raw, r.Attack == "adaptive")
+	case r.metadata != nil:
+		meta = rawAdaptive(r.metadata)
 	}
 	if meta == nil && r.Attack != "adaptive" {
 		return c, false
@@ -129,26 +129,6 @@ func (c *adaptiveCell) fill(meta map[string]any) {
 	}
 }
 
-// hasAdaptive reports whether b holds the text "adaptive" (with its
-// quotes): a result that does not cannot have metadata.adaptive. Every
-// result a report reads is checked, so it looks for the rare 'v' with
-// IndexByte rather than for the quote, which JSON is full of: three times
-// faster than bytes.Contains.
-func hasAdaptive(b []byte) bool {
-	const v = 7 // where 'v' is in "adaptive"
-	for i := v; i < len(b); i++ {
-		k := bytes.IndexByte(b[i:], 'v')
-		if k < 0 {
-			return false
-		}
-		i += k
-		if i+3 <= len(b) && bytes.Equal(b[i-v:i+3], quotedAdaptive) {
-			return true
-		}
-	}
-	return false
-}
-
 // adaptiveMap returns a result's metadata.adaptive in memory as a map, nil
 // when it is not an object.
 func adaptiveMap(v any) map[string]any {
@@ -166,22 +146,17 @@ func adaptiveMap(v any) map[string]any {
 	return decodeAdaptive(b)
 }
 
-// rawAdaptive returns metadata.adaptive of a result's JSON text (checked
-// by the scanner), nil when it has none or it is not an object.
-func rawAdaptive(raw []byte, attack bool) map[string]any {
-	meta := topField(raw, "metadata")
-	if meta == nil || (!attack && !bytes.Contains(meta, quotedAdaptive)) {
+// rawAdaptive returns metadata.adaptive of a result's metadata as JSON
+// text, nil when it has none or it is not an object.
+func rawAdaptive(meta []byte) map[string]any {
+	if !bytes.Contains(meta, quotedAdaptive) {
 		return nil
 	}
 	var m map[string]json.RawMessage
-	if json.Unmarshal(meta, &m) != nil {
+	if json.Unmarshal(meta, &m) != nil || m["adaptive"] == nil {
 		return nil
 	}
-	ad, ok := m["adaptive"]
-	if !ok {
-		return nil
-	}
-	return decodeAdaptive(ad)
+	return decodeAdaptive(m["adaptive"])
 }
 
 // decodeAdaptive decodes a JSON object with its numbers as json.Number;
@@ -194,48 +169,6 @@ func decodeAdaptive(b []byte) map[string]any {
 		return nil
 	}
 	return m
-}
-
-// topField returns the value of the top-level field name of a JSON object
-// (the last, when the name repeats, as encoding/json reads it), nil when
-// there is none.
-func topField(b []byte, name string) []byte {
-	i := skipSpace(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return nil
-	}
-	i = skipSpace(b, i+1)
-	var found []byte
-	for i < len(b) && b[i] == '"' {
-		end, ok := stringEnd(b, i)
-		if !ok {
-			return found
-		}
-		key := b[i+1 : end-1]
-		match := string(key) == name
-		if !match && bytes.IndexByte(key, '\\') >= 0 {
-			var k string
-			match = json.Unmarshal(b[i:end], &k) == nil && k == name
-		}
-		i = skipSpace(b, end)
-		if i >= len(b) || b[i] != ':' {
-			return found
-		}
-		i = skipSpace(b, i+1)
-		start := i
-		var err error
-		if i, err = skipValue(b, i, 0); err != nil {
-			return found
-		}
-		if match {
-			found = b[start:i]
-		}
-		if i = skipSpace(b, i); i >= len(b) || b[i] != ',' {
-			break
-		}
-		i = skipSpace(b, i+1)
-	}
-	return found
 }
 
 // metaString returns a metadata value that is a string (of any string

@@ -238,24 +238,36 @@ func TestAdaptiveMetaNumbers(t *testing.T) {
 	}
 }
 
-func TestTopField(t *testing.T) {
+// TestScanReadsAdaptive: the scanner reads metadata.adaptive of a
+// result's top level only, as encoding/json would: an escaped key, the
+// last of two, and nothing nested or inside a string.
+func TestScanReadsAdaptive(t *testing.T) {
+	const head = `{"key":"k","attack":"x","outcome":"refused","success":false,`
 	for _, tt := range []struct {
-		in, want string
+		in       string
+		adaptive bool
+		rounds   int
 	}{
-		{`{"metadata":{"a":1}}`, `{"a":1}`},
-		{` { "x" : [1,{"metadata":2}] , "metadata" : {"b":2} } `, `{"b":2}`},
-		{`{"trace":{"metadata":{"adaptive":{}}},"key":"k"}`, ``},
-		{`{"meta\u0064ata":3}`, `3`},
-		{`{"metadata":1,"metadata":2}`, `2`},
-		{`{"metadata":"{\"adaptive\":1}"}`, `"{\"adaptive\":1}"`},
-		{`{}`, ``},
-		{`[]`, ``},
-		{``, ``},
-		{`{"metadata":`, ``},
-		{`{"a":1,"metadata":{"x":`, ``},
+		{head + `"metadata":{"adaptive":{"rounds":2}}}`, true, 2},
+		{head + `"meta\u0064ata":{"adaptive":{"rounds":3}}}`, true, 3},
+		{head + `"metadata":{"adaptive":{"rounds":1}},"metadata":{"adaptive":{"rounds":4}}}`, true, 4},
+		{head + `"metadata":{"adaptive":{"rounds":1}},"metadata":{"mode":"direct"}}`, false, -1},
+		{head + `"trace_data":{"metadata":{"adaptive":{"rounds":2}}}}`, false, -1},
+		{head + `"metadata":{"note":"{\"adaptive\":{}}"}}`, false, -1},
+		{head + `"reason":"an \"adaptive\" search","metadata":{}}`, false, -1},
+		{head + `"metadata":"{\"adaptive\":1}"}`, false, -1},
 	} {
-		if got := string(topField([]byte(tt.in), "metadata")); got != tt.want {
-			t.Errorf("topField(%s) = %s, want %s", tt.in, got, tt.want)
+		var got []adaptiveCell
+		var oks []bool
+		if err := Scan(strings.NewReader(tt.in+"\n"), "r.jsonl", ".jsonl", func(r *Record) error {
+			c, ok := adaptiveOf(r)
+			got, oks = append(got, c), append(oks, ok)
+			return nil
+		}); err != nil {
+			t.Fatalf("%s: %v", tt.in, err)
+		}
+		if len(got) != 1 || oks[0] != tt.adaptive || got[0].rounds != tt.rounds {
+			t.Errorf("%s: adaptive %v, cell %+v; want %v with %d rounds", tt.in, oks, got, tt.adaptive, tt.rounds)
 		}
 	}
 }
@@ -801,27 +813,6 @@ func BenchmarkAdaptiveTracking(b *testing.B) {
 				a.Summary()
 			}
 		})
-	}
-}
-
-func TestHasAdaptive(t *testing.T) {
-	for _, tt := range []struct {
-		in   string
-		want bool
-	}{
-		{`"adaptive"`, true},
-		{`{"metadata":{"adaptive":{}}}`, true},
-		{`vvvvvvv"adaptive"vvv`, true},
-		{`"adaptive`, false},
-		{`adaptive"`, false},
-		{`"adaptiv"`, false},
-		{`v`, false},
-		{``, false},
-		{`{"attack":"naive","note":"an adaptive search"}`, false},
-	} {
-		if got := hasAdaptive([]byte(tt.in)); got != tt.want {
-			t.Errorf("hasAdaptive(%s) = %v, want %v", tt.in, got, tt.want)
-		}
 	}
 }
 

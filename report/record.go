@@ -36,10 +36,13 @@ type Record struct {
 	// of a JSON array element's opening brace, or the line of its CSV row.
 	Line int
 
-	file    string         // the file's name, for errors
-	raw     []byte         // the result's JSON text; valid during a Scan callback
-	full    *matrix.Result // the whole result, when the reader has it
-	utility bool           // what Utility points to
+	file string // the file's name, for errors
+	raw  []byte // the result's JSON text; valid during a Scan callback
+	// metadata is the JSON text of the result's metadata, nil when it has
+	// none; valid during a Scan callback.
+	metadata []byte
+	full     *matrix.Result // the whole result, when the reader has it
+	utility  bool           // what Utility points to
 }
 
 // Result returns the whole result. In a Scan callback, call it during the

@@ -465,7 +465,10 @@ func (s *scanner) decode(b []byte, rec *Record) error {
 			rec.MethodSpecs, err = s.methodSpecs(v)
 		case "metadata":
 			// Only a benchmark name is read from it, and only when the
-			// word is there at all.
+			// word is there at all; the text is kept for the readers of
+			// adaptive searches (the last metadata is the one, as
+			// encoding/json reads it).
+			rec.metadata = v
 			if bytes.Contains(v, []byte(`"benchmark"`)) {
 				var m struct {
 					Benchmark string `json:"benchmark"`

@@ -153,7 +153,7 @@ func TestScanMatchesFullDecode(t *testing.T) {
 				want := RecordOf(&full)
 				got := *rec
 				for _, r := range []*Record{&got, &want} {
-					r.raw, r.full, r.Line, r.file = nil, nil, 0, ""
+					r.raw, r.metadata, r.full, r.Line, r.file = nil, nil, nil, 0, ""
 					if r.Utility != nil {
 						r.setUtility(*r.Utility)
 					}
