@@ -723,9 +723,6 @@ func (s *AdaptiveSummary) queriesTable(esc func(string) string) (head []string, 
 	return head, rows
 }
 
-// textEscape shows a value from the results on a terminal.
-func textEscape(s string) string { return termsafe.Line(s) }
-
 // mdCell shows a value from the results in a Markdown table cell.
 func mdCell(s string) string { return mdEscape(termsafe.Line(s)) }
 
@@ -733,9 +730,9 @@ func mdCell(s string) string { return mdEscape(termsafe.Line(s)) }
 // the results are shown with termsafe.Line's escapes.
 func (s *AdaptiveSummary) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "adaptive attacks: %s\n", s.headline(textEscape))
+	fmt.Fprintf(tw, "adaptive attacks: %s\n", s.headline(termsafe.Line))
 	if len(s.Rounds) > 0 {
-		head, rows, hidden := s.curveTable(textEscape)
+		head, rows, hidden := s.curveTable(termsafe.Line)
 		fmt.Fprintf(tw, "\nsuccess by round\n%s\n", strings.Join(upperFirst(head), "\t"))
 		for _, r := range rows {
 			fmt.Fprintln(tw, strings.Join(r, "\t"))
@@ -749,7 +746,7 @@ func (s *AdaptiveSummary) WriteText(w io.Writer) error {
 	} else if s.Cells > 0 {
 		fmt.Fprintln(tw, "  "+adaptiveNoRounds)
 	}
-	head, rows := s.queriesTable(textEscape)
+	head, rows := s.queriesTable(termsafe.Line)
 	fmt.Fprintf(tw, "\nqueries to success\n%s\n", strings.ToUpper(strings.Join(head, "\t")))
 	for _, r := range rows {
 		fmt.Fprintln(tw, strings.Join(r, "\t"))
@@ -845,19 +842,18 @@ type htmlTick struct {
 	X, Y, Label string
 }
 
-// htmlEscape shows a value from the results on the page: html/template
-// escapes markup; control and bidi characters are shown as escapes, so
-// they cannot reorder what is read.
-func htmlEscape(s string) string { return termsafe.Line(s) }
-
+// htmlAdaptiveView is the section as the page shows it: html/template
+// escapes markup, and values from the results pass through termsafe.Line,
+// so control and bidi characters show as escapes and cannot reorder what
+// is read.
 func htmlAdaptiveView(s *AdaptiveSummary) *htmlAdaptive {
 	if s == nil {
 		return nil
 	}
-	v := &htmlAdaptive{Headline: s.headline(htmlEscape)}
+	v := &htmlAdaptive{Headline: s.headline(termsafe.Line)}
 	if len(s.Rounds) > 0 {
 		var hidden int
-		v.CurveHead, v.CurveRows, hidden = s.curveTable(htmlEscape)
+		v.CurveHead, v.CurveRows, hidden = s.curveTable(termsafe.Line)
 		v.CurveNotes = s.curveNotes(hidden)
 		v.Panels = htmlPanels(s)
 		v.PanelNote = "Each chart is one defense: the line is the cumulative success rate by round, the shaded band its 95% interval"
@@ -866,7 +862,7 @@ func htmlAdaptiveView(s *AdaptiveSummary) *htmlAdaptive {
 		}
 		v.PanelNote += ". Hover a point for its numbers."
 	}
-	v.Head, v.Rows = s.queriesTable(htmlEscape)
+	v.Head, v.Rows = s.queriesTable(termsafe.Line)
 	if len(s.Rounds) == 0 && s.Cells > 0 {
 		v.CurveNotes = []string{adaptiveNoRounds}
 	}
@@ -959,10 +955,10 @@ func htmlPanels(s *AdaptiveSummary) []htmlPanel {
 	var out []htmlPanel
 	for i := range groups {
 		g := &groups[i]
-		name := htmlEscape(g.name())
+		name := termsafe.Line(g.name())
 		full := name
 		if !g.all && g.Defense != "" {
-			full = htmlEscape(clipN(g.Defense, 200).Text)
+			full = termsafe.Line(clipN(g.Defense, 200).Text)
 		}
 		title := shortName(name, panelRunes)
 		p := htmlPanel{

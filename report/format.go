@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -54,15 +55,16 @@ func (s Summary) writeGroupsMarkdown(b *strings.Builder) {
 	if len(s.Groups) == 0 {
 		return
 	}
-	b.WriteString("| " + strings.Join(s.By, " | ") + " | success | rate | 95% CI | errors |\n")
-	b.WriteString("|" + strings.Repeat("---|", len(s.By)) + "---:|---:|---|---:|\n")
-	for _, g := range s.Groups {
-		vals := make([]string, len(g.Values))
-		for i, v := range g.Values {
-			vals[i] = mdEscape(termsafe.Line(v))
+	head := append(slices.Clone(s.By), "success", "rate", "95% CI", "errors")
+	align := append(slices.Repeat([]string{"---"}, len(s.By)), "---:", "---:", "---", "---:")
+	rows := make([][]string, len(s.Groups))
+	for i, g := range s.Groups {
+		for _, v := range g.Values {
+			rows[i] = append(rows[i], mdCell(v))
 		}
-		fmt.Fprintf(b, "| %s | %d/%d | %s | %s | %d |\n", strings.Join(vals, " | "), g.ASR.Successes, g.ASR.N, g.ASR.pct(), g.ASR.ci(), g.Errors)
+		rows[i] = append(rows[i], fmt.Sprintf("%d/%d", g.ASR.Successes, g.ASR.N), g.ASR.pct(), g.ASR.ci(), strconv.Itoa(g.Errors))
 	}
+	writeMarkdownTable(b, head, rows, align...)
 }
 
 // WriteJSON writes the summary as indented JSON.
