@@ -123,7 +123,20 @@ func ScanFile(path string, fn func(*Record) error) error {
 // Python pikit's JSON and CSV result files all qualify. An error returned
 // by fn stops the scan and is returned as it is.
 func Scan(r io.Reader, name, format string, fn func(*Record) error) error {
-	s := &scanner{name: name, fn: fn, intern: map[string]string{}, specs: map[string]string{}}
+	return ScanSkipping(r, name, format, fn, nil)
+}
+
+// SkipFunc is told of a JSONL line ScanSkipping passes over: its number
+// and why it is not a result (without the file and line). An error it
+// returns stops the scan and is returned as it is.
+type SkipFunc func(line int, why string) error
+
+// ScanSkipping is Scan that, for JSONL, goes on past a line that is not a
+// result (malformed, of the wrong shape, or longer than the reader takes)
+// after telling skip, where Scan would stop; a nil skip makes it Scan.
+// JSON and CSV files are read as Scan reads them.
+func ScanSkipping(r io.Reader, name, format string, fn func(*Record) error, skip SkipFunc) error {
+	s := &scanner{name: name, fn: fn, skip: skip, intern: map[string]string{}, specs: map[string]string{}}
 	switch format {
 	case ".jsonl":
 		return s.jsonl(r)
@@ -139,6 +152,7 @@ func Scan(r io.Reader, name, format string, fn func(*Record) error) error {
 type scanner struct {
 	name   string
 	fn     func(*Record) error
+	skip   SkipFunc // nil: a line that is not a result ends the scan
 	rec    Record
 	intern map[string]string // values that repeat: attack names, outcomes, …
 	specs  map[string]string // method_specs as written → canonical
@@ -166,6 +180,15 @@ func (s *scanner) ioError(line int, err error) error {
 
 // emit decodes one result's JSON text and hands it to fn.
 func (s *scanner) emit(b []byte, line int) error {
+	if err := s.record(b, line); err != nil {
+		return err
+	}
+	return s.fn(&s.rec)
+}
+
+// record decodes one result's JSON text into s.rec; an error says why it
+// is not a result.
+func (s *scanner) record(b []byte, line int) error {
 	s.rec = Record{Line: line, raw: b, file: s.name}
 	if err := s.decode(b, &s.rec); err != nil {
 		// Prefer encoding/json's words for a syntax error.
@@ -176,7 +199,21 @@ func (s *scanner) emit(b []byte, line int) error {
 		return s.errorf(line, nil, "not a result: %v", err)
 	}
 	s.rec.normalize()
-	return s.fn(&s.rec)
+	return nil
+}
+
+// refuse ends the scan with err, a line that is not a result, or passes
+// over the line after telling s.skip.
+func (s *scanner) refuse(err error) error {
+	var de *dataError
+	if s.skip == nil || !errors.As(err, &de) {
+		return err
+	}
+	why := de.msg
+	if de.err != nil {
+		why += ": " + de.err.Error()
+	}
+	return s.skip(de.line, why)
 }
 
 // jsonl reads one result per line.
@@ -185,22 +222,32 @@ func (s *scanner) jsonl(r io.Reader) error {
 	var long []byte
 	for n := 1; ; n++ {
 		line, err := br.ReadSlice('\n')
+		tooLong := false
 		if errors.Is(err, bufio.ErrBufferFull) {
 			long = append(long[:0], line...)
 			for errors.Is(err, bufio.ErrBufferFull) {
-				if len(long) > maxLine {
-					return s.errorf(n, nil, "line longer than %d MiB", maxLine>>20)
+				if !tooLong && len(long) > maxLine {
+					if rerr := s.refuse(s.errorf(n, nil, "line longer than %d MiB", maxLine>>20)); rerr != nil {
+						return rerr
+					}
+					tooLong, long = true, long[:0] // passed over: read to its end
 				}
 				line, err = br.ReadSlice('\n')
-				long = append(long, line...)
+				if !tooLong {
+					long = append(long, line...)
+				}
 			}
 			line = long
 		}
 		if err != nil && !errors.Is(err, io.EOF) {
 			return s.ioError(n, err)
 		}
-		if body := bytes.TrimSpace(line); len(body) > 0 {
-			if ferr := s.emit(body, n); ferr != nil {
+		if body := bytes.TrimSpace(line); len(body) > 0 && !tooLong {
+			if rerr := s.record(body, n); rerr != nil {
+				if rerr = s.refuse(rerr); rerr != nil {
+					return rerr
+				}
+			} else if ferr := s.fn(&s.rec); ferr != nil {
 				return ferr
 			}
 		}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"reflect"
 	"strings"
 	"testing"
@@ -342,4 +344,59 @@ func TestComparisonWriteJSON(t *testing.T) {
 			t.Errorf("WriteJSON:\n%s\nwant\n%s", buf.String(), b)
 		}
 	}
+}
+
+// TestScanSkipping: the JSONL reader goes on past lines that are not
+// results, telling skip which and why; an error from skip stops it.
+func TestScanSkipping(t *testing.T) {
+	const good = `{"key":"k","attack":"naive","outcome":"refused","success":false}`
+	in := good + "\n{not json\n" + `{"attack":"x"}` + "\n\n" + good + "\n"
+	var lines []int
+	var whys []string
+	var got []int
+	err := ScanSkipping(strings.NewReader(in), "f.jsonl", ".jsonl", func(r *Record) error {
+		got = append(got, r.Line)
+		return nil
+	}, func(line int, why string) error {
+		lines, whys = append(lines, line), append(whys, why)
+		return nil
+	})
+	if err != nil || !reflect.DeepEqual(got, []int{1, 5}) || !reflect.DeepEqual(lines, []int{2, 3}) {
+		t.Fatalf("%v: results at %v, skipped %v", err, got, lines)
+	}
+	if !strings.HasPrefix(whys[0], "not a result: invalid JSON") || strings.Contains(whys[0], "f.jsonl") || !strings.Contains(whys[1], "want a JSON object") {
+		t.Errorf("why %q", whys)
+	}
+	stop := errors.New("stop")
+	err = ScanSkipping(strings.NewReader(in), "f.jsonl", ".jsonl", func(*Record) error { return nil }, func(int, string) error { return stop })
+	if err != stop {
+		t.Errorf("skip's error: %v", err)
+	}
+	if err := Scan(strings.NewReader(in), "f.jsonl", ".jsonl", func(*Record) error { return nil }); !errors.Is(err, ErrNotResults) || !strings.Contains(err.Error(), "f.jsonl:2:") {
+		t.Errorf("Scan past a bad line: %v", err)
+	}
+}
+
+// TestScanSkippingLongLine: a line past the reader's bound is passed over
+// whole, and the next line read.
+func TestScanSkippingLongLine(t *testing.T) {
+	const good = `{"key":"k","attack":"naive","outcome":"refused","success":false}`
+	in := io.MultiReader(strings.NewReader(`{"reason":"`), io.LimitReader(letters{}, maxLine+2<<20), strings.NewReader("\"}\n"+good+"\n"))
+	var skipped []string
+	var got []int
+	err := ScanSkipping(in, "f.jsonl", ".jsonl", func(r *Record) error { got = append(got, r.Line); return nil },
+		func(line int, why string) error { skipped = append(skipped, fmt.Sprint(line, " ", why)); return nil })
+	if err != nil || !reflect.DeepEqual(got, []int{2}) || len(skipped) != 1 || !strings.Contains(skipped[0], "1 line longer than 64 MiB") {
+		t.Fatalf("%v: results at %v, skipped %q", err, got, skipped)
+	}
+}
+
+// letters reads as an endless run of the letter a.
+type letters struct{}
+
+func (letters) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'a'
+	}
+	return len(p), nil
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -404,16 +403,11 @@ func (x *exporter) add(rec *report.Record) error {
 	return nil
 }
 
-// maxResultLine bounds one line of a JSONL results file, as the reader
-// does.
-const maxResultLine = 64 << 20
-
-// scan reads the results file. JSONL is read a line at a time, each line
-// through the results reader, so that a line the reader refuses (a field
-// of the wrong type) is skipped with a warning rather than ending the
-// export; a file none of whose lines is a result is not results (exit
-// 2). JSON and CSV files are read whole by the reader, whose errors name
-// the line.
+// scan reads the results file. JSONL goes on past a line the reader
+// refuses (a field of the wrong type, a line too long), skipped with a
+// warning rather than ending the export; a file none of whose lines is a
+// result is not results (exit 2). JSON and CSV files are read whole by
+// the reader, whose errors name the line.
 func (x *exporter) scan() error {
 	format, err := report.InputFormatOf(x.results)
 	if err != nil {
@@ -436,61 +430,29 @@ func (x *exporter) scan() error {
 	} else if in == nil {
 		in = os.Stdin
 	}
-	br := bufio.NewReaderSize(in, 1<<20)
-	var long []byte
 	var firstErr error
 	var held []heldWarning // refused lines before the first result
 	results, refused := 0, 0
-	flushed := false
-	for n := 1; ; n++ {
-		line, err := br.ReadSlice('\n')
-		tooLong := false
-		if errors.Is(err, bufio.ErrBufferFull) {
-			long = append(long[:0], line...)
-			for errors.Is(err, bufio.ErrBufferFull) {
-				line, err = br.ReadSlice('\n')
-				if !tooLong {
-					long = append(long, line...)
-				}
-				if len(long) > maxResultLine {
-					tooLong, long = true, long[:0]
-				}
-			}
-			line = long
+	skip := func(n int, why string) error {
+		refused++
+		if firstErr == nil {
+			firstErr = fmt.Errorf("%s:%d: %s", x.results, n, why)
 		}
-		if err != nil && !errors.Is(err, io.EOF) {
-			return usage(fmt.Errorf("%s:%d: %w", x.results, n, err))
+		if results > 0 {
+			x.skip(n, "%s", quoteErr(errors.New(why)))
+		} else if len(held) < maxExportWarnings {
+			held = append(held, heldWarning{n, why})
 		}
-		switch {
-		case tooLong:
-			refused++
-			x.skip(n, "a line longer than %d MiB", maxResultLine>>20)
-		case len(bytes.TrimSpace(line)) > 0:
-			serr := report.Scan(bytes.NewReader(line), "", ".jsonl", func(rec *report.Record) error {
-				rec.Line = n
-				results++
-				return x.add(rec)
-			})
-			if serr != nil {
-				if !errors.Is(serr, report.ErrNotResults) {
-					return serr
-				}
-				refused++
-				msg := strings.TrimPrefix(serr.Error(), "line 1: ")
-				if firstErr == nil {
-					firstErr = fmt.Errorf("%s:%d: %s", x.results, n, msg)
-				}
-				if results > 0 {
-					x.skip(n, "%s", quoteErr(errors.New(msg)))
-				} else if len(held) < maxExportWarnings {
-					held = append(held, heldWarning{n, msg})
-				}
-			}
-		}
-		if results > 0 && !flushed {
+		return nil
+	}
+	var addErr error // what x.add said, returned as it is
+	add := func(rec *report.Record) error {
+		results++
+		err := x.add(rec)
+		addErr = err
+		if results == 1 {
 			// A result came: the lines refused before it were malformed
 			// results, not a sign that the file is something else.
-			flushed = true
 			for _, h := range held {
 				x.skip(h.line, "%s", quoteErr(errors.New(h.msg)))
 			}
@@ -499,9 +461,13 @@ func (x *exporter) scan() error {
 			x.warnings += extra
 			held = nil
 		}
-		if errors.Is(err, io.EOF) {
-			break
+		return err
+	}
+	if err := report.ScanSkipping(in, x.results, ".jsonl", add, skip); err != nil {
+		if err == addErr {
+			return err
 		}
+		return usage(err) // the file could not be read
 	}
 	if results == 0 && refused > 0 {
 		return usage(firstErr)
