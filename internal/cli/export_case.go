@@ -409,27 +409,6 @@ func (x *exporter) add(rec *report.Record) error {
 // result is not results (exit 2). JSON and CSV files are read whole by
 // the reader, whose errors name the line.
 func (x *exporter) scan() error {
-	format, err := report.InputFormatOf(x.results)
-	if err != nil {
-		return usage(err)
-	}
-	if format != ".jsonl" {
-		if err := scanResultsFile(x.streams.In, x.results, x.add); err != nil {
-			return usage(err)
-		}
-		return nil
-	}
-	in := x.streams.In
-	if x.results != "-" {
-		f, err := os.Open(x.results)
-		if err != nil {
-			return usage(err)
-		}
-		defer f.Close()
-		in = f
-	} else if in == nil {
-		in = os.Stdin
-	}
 	var firstErr error
 	var held []heldWarning // refused lines before the first result
 	results, refused := 0, 0
@@ -445,11 +424,9 @@ func (x *exporter) scan() error {
 		}
 		return nil
 	}
-	var addErr error // what x.add said, returned as it is
 	add := func(rec *report.Record) error {
 		results++
 		err := x.add(rec)
-		addErr = err
 		if results == 1 {
 			// A result came: the lines refused before it were malformed
 			// results, not a sign that the file is something else.
@@ -463,11 +440,8 @@ func (x *exporter) scan() error {
 		}
 		return err
 	}
-	if err := report.ScanSkipping(in, x.results, ".jsonl", add, skip); err != nil {
-		if err == addErr {
-			return err
-		}
-		return usage(err) // the file could not be read
+	if err := scanResultsFile(x.streams.In, x.results, add, skip); err != nil {
+		return usage(err) // the file could not be read, or is not results
 	}
 	if results == 0 && refused > 0 {
 		return usage(firstErr)

@@ -33,14 +33,17 @@ import (
 // line.
 func scanResults(in io.Reader, files []string, fn func(*report.Record) error) error {
 	for _, f := range files {
-		if err := scanResultsFile(in, f, fn); err != nil {
+		if err := scanResultsFile(in, f, fn, nil); err != nil {
 			return usage(err)
 		}
 	}
 	return nil
 }
 
-func scanResultsFile(in io.Reader, path string, fn func(*report.Record) error) error {
+// scanResultsFile reads one results file ("-" is in, read as JSONL); skip,
+// when set, passes over JSONL lines that are not results
+// (report.ScanSkipping).
+func scanResultsFile(in io.Reader, path string, fn func(*report.Record) error, skip report.SkipFunc) error {
 	format, err := report.InputFormatOf(path)
 	if err != nil {
 		return err
@@ -49,14 +52,14 @@ func scanResultsFile(in io.Reader, path string, fn func(*report.Record) error) e
 		if in == nil {
 			in = os.Stdin
 		}
-		return report.Scan(in, "stdin", format, fn)
+		return report.ScanSkipping(in, "stdin", format, fn, skip)
 	}
 	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	return report.Scan(f, path, format, fn)
+	return report.ScanSkipping(f, path, format, fn, skip)
 }
 
 func parseBy(by []string) ([]string, error) {
