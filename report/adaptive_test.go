@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -775,23 +773,7 @@ func TestAdaptiveGolden(t *testing.T) {
 		{"adaptive_summary.json", func() []byte { var b bytes.Buffer; sum.WriteJSON(&b); return b.Bytes() }},
 		{"adaptive_section.html", func() []byte { return append(adaptiveSection(t, page), '\n') }},
 	} {
-		t.Run(tt.file, func(t *testing.T) {
-			got := tt.got()
-			path := filepath.Join("testdata", tt.file)
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (go test ./report/ -run TestAdaptiveGolden -update creates it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("%s differs:\n%s", path, got)
-			}
-		})
+		t.Run(tt.file, func(t *testing.T) { checkGolden(t, tt.file, tt.got()) })
 	}
 }
 

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -142,33 +140,7 @@ func renderHTML(t testing.TB, res []matrix.Result, opts HTMLOptions) []byte {
 }
 
 func TestHTMLGolden(t *testing.T) {
-	got := renderHTML(t, htmlGoldenResults(t), htmlGoldenOptions)
-	path := filepath.Join("testdata", "report.golden.html")
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./report/ -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-		for i := 0; i < len(gl) || i < len(wl); i++ {
-			var g, w string
-			if i < len(gl) {
-				g = gl[i]
-			}
-			if i < len(wl) {
-				w = wl[i]
-			}
-			if g != w {
-				t.Fatalf("the page differs from %s at line %d (run with -update if the change is intended):\ngot:  %.300s\nwant: %.300s", path, i+1, g, w)
-			}
-		}
-	}
+	checkGolden(t, "report.golden.html", renderHTML(t, htmlGoldenResults(t), htmlGoldenOptions))
 }
 
 func TestHTMLDeterministic(t *testing.T) {

@@ -2,9 +2,7 @@ package report
 
 import (
 	"bytes"
-	"flag"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,13 +10,6 @@ import (
 	"github.com/pikit-go/pikit/judge"
 	"github.com/pikit-go/pikit/matrix"
 )
-
-// updating reads the package's -update flag (declared with the HTML
-// report's golden test).
-func updating() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
 
 func TestTwoProportion(t *testing.T) {
 	// Worked example: 35/100 against 50/100. Pooled p = 0.425,
@@ -102,17 +93,7 @@ func TestGoldenSummaries(t *testing.T) {
 			if err := tt.write(Summarize(res, tt.by...), &buf); err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join("testdata", tt.file)
-			if updating() {
-				os.WriteFile(path, buf.Bytes(), 0o644)
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (go test ./report -update creates it)", err)
-			}
-			if buf.String() != string(want) {
-				t.Errorf("%s differs:\n%s", path, buf.String())
-			}
+			checkGolden(t, tt.file, buf.Bytes())
 		})
 	}
 	s := Summarize(res)
