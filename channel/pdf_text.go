@@ -35,6 +35,12 @@ func (pdfMetadata) ReadFile(path string) (string, error) {
 	return text, nil
 }
 
+// PDFText is ReadFile for a PDF already read into memory (a carrier a
+// config names, read through a bounded, confined open).
+func PDFText(b []byte) (string, error) {
+	return extractPDFText(b)
+}
+
 var (
 	pdfObjRE   = regexp.MustCompile(`(?m)^(\d+) 0 obj\b`)
 	pdfRefRE   = func(key string) *regexp.Regexp { return regexp.MustCompile(`/` + key + `\s+(\d+)\s+0\s+R`) }

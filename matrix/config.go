@@ -94,6 +94,11 @@ type Config struct {
 	// OutputPath is where the tainted carrier of the config's one cell is
 	// written (output_path); an existing file is never overwritten.
 	OutputPath string `json:"output_path,omitempty"`
+	// outputRoot and outputRel are OutputPath inside the config's
+	// directory, links resolved ("" when it leaves it: written only with
+	// --trust-config): the write goes through os.Root, so a link swapped
+	// in after the check cannot lead it out.
+	outputRoot, outputRel string
 	// outsidePaths names the keys whose path leaves the config's
 	// directory: a run needs --trust-config for them, as a file may not
 	// choose what pikit reads and sends to a model, or writes.

@@ -443,7 +443,7 @@ func (e *env) crafted(cell Cell, sc *agent.Scenario) (craft.Crafted, craft.Optio
 		e.fileMu.Unlock()
 	}
 	if err == nil && cfg.OutputPath != "" && c.Mode == craft.Indirect && c.Payload != "" {
-		err = writeNew(cfg.OutputPath, c)
+		err = writeNew(cfg, c)
 	}
 	return c, o, err
 }
@@ -761,8 +761,10 @@ func constant(s string) any {
 }
 
 // writeNew writes a crafted carrier to the path a config names (its file,
-// in file mode; else the tainted text), never over a file that exists.
-func writeNew(path string, c craft.Crafted) error {
+// in file mode; else the tainted text), never over a file that exists nor
+// through a link: inside the config's directory through os.Root, which
+// keeps the write there whatever was swapped in since the config was read.
+func writeNew(cfg *Config, c craft.Crafted) error {
 	body := []byte(c.Delivery)
 	if c.Path != "" {
 		b, err := os.ReadFile(c.Path)
@@ -771,7 +773,18 @@ func writeNew(path string, c craft.Crafted) error {
 		}
 		body = b
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	const flags = os.O_WRONLY | os.O_CREATE | os.O_EXCL
+	var f *os.File
+	var err error
+	if cfg.outputRoot != "" {
+		var root *os.Root
+		if root, err = os.OpenRoot(cfg.outputRoot); err == nil {
+			f, err = root.OpenFile(cfg.outputRel, flags, 0o644)
+			root.Close()
+		}
+	} else {
+		f, err = os.OpenFile(cfg.OutputPath, flags, 0o644)
+	}
 	if err != nil {
 		return fmt.Errorf("output_path: %w", err)
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -364,12 +366,28 @@ func (d *decoder) target(prefix string, m map[string]any) {
 	d.targetOptions(prefix, opts)
 }
 
+// secretOption reports whether a target option's name says it holds a
+// credential: api_key, access_token, client_secret, password, key... but
+// not a count such as max_tokens.
+func secretOption(name string) bool {
+	lk := strings.ToLower(name)
+	if strings.Contains(lk, "api_key") || strings.Contains(lk, "apikey") || strings.Contains(lk, "secret") || strings.Contains(lk, "password") {
+		return true
+	}
+	for _, w := range strings.FieldsFunc(lk, func(r rune) bool { return r == '_' || r == '-' || r == '.' }) {
+		switch w {
+		case "key", "token", "auth", "bearer", "credential", "credentials", "authorization":
+			return true
+		}
+	}
+	return false
+}
+
 // targetOptions adds provider options, refusing secrets: keys belong in the
 // environment, never in a file that gets committed.
 func (d *decoder) targetOptions(prefix string, opts map[string]any) {
 	for _, k := range sortedKeys(opts) {
-		lk := strings.ToLower(k)
-		if strings.Contains(lk, "api_key") || strings.Contains(lk, "apikey") || lk == "key" || strings.Contains(lk, "token") || strings.Contains(lk, "secret") {
+		if secretOption(k) {
 			d.errorf(join(prefix, k), "API keys do not belong in a config file; set the provider's environment variable (e.g. OPENAI_API_KEY or ANTHROPIC_API_KEY) or put it in a .env file")
 			continue
 		}
@@ -508,12 +526,14 @@ const MaxCarrierBytes = 8 << 20
 
 // localPath resolves the path a config key names (want says what it
 // should be, for the error when it is empty): relative to the config's
-// directory. A path that leaves that directory is recorded, for
-// --trust-config.
-func (d *decoder) localPath(key, path, p, want string) (abs string, ok bool) {
+// directory. A path that leaves that directory, lexically or through a
+// symbolic link anywhere along it, is recorded, for --trust-config; rel is
+// then "". Otherwise rel is the path inside the directory once links are
+// resolved, and root the directory itself, resolved.
+func (d *decoder) localPath(key, path, p, want string) (abs, root, rel string, ok bool) {
 	if p == "" {
 		d.errorf(path, "want the path of %s", want)
-		return "", false
+		return "", "", "", false
 	}
 	base := "."
 	if d.file != "" {
@@ -524,23 +544,81 @@ func (d *decoder) localPath(key, path, p, want string) (abs string, ok bool) {
 	} else {
 		abs = filepath.Join(base, p)
 	}
-	rel, err := filepath.Rel(base, abs)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(p) {
+	root, rel, inside := within(base, abs)
+	if !inside || filepath.IsAbs(p) {
 		d.cfg.outsidePaths = append(d.cfg.outsidePaths, key)
+		return abs, "", "", true
 	}
-	return abs, true
+	return abs, root, rel, true
+}
+
+// within reports whether abs stays inside the directory base once every
+// symbolic link in both is resolved, and returns base resolved and abs's
+// path relative to it. A path that does not exist yet (a file to write) is
+// judged by its directory, which must exist; anything that cannot be
+// resolved is outside.
+func within(base, abs string) (root, rel string, ok bool) {
+	root, err := filepath.EvalSymlinks(base)
+	if err != nil {
+		return "", "", false
+	}
+	if root, err = filepath.Abs(root); err != nil {
+		return "", "", false
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		// Not there (or a link to nothing): its directory decides, and
+		// the name itself is checked when it is opened.
+		dir, derr := filepath.EvalSymlinks(filepath.Dir(abs))
+		if derr != nil {
+			return "", "", false
+		}
+		real, err = filepath.Join(dir, filepath.Base(abs)), nil
+	}
+	if err != nil {
+		return "", "", false
+	}
+	if real, err = filepath.Abs(real); err != nil {
+		return "", "", false
+	}
+	rel, err = filepath.Rel(root, real)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return "", "", false
+	}
+	return root, rel, true
+}
+
+// openIn opens a file for reading: inside root through os.Root, which
+// refuses any path (a link swapped in since it was checked included) that
+// leaves it; else, for a path the user trusts the file to name, as it is.
+func openIn(abs, root, rel string) (*os.File, error) {
+	if root == "" {
+		return os.Open(abs)
+	}
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return r.Open(rel)
 }
 
 // carrierPath reads the user's own carrier file.
 func (d *decoder) carrierPath(path, p string) {
-	abs, ok := d.localPath("carrier_path", path, p, "a file to taint")
+	abs, root, rel, ok := d.localPath("carrier_path", path, p, "a file to taint")
 	if !ok {
 		return
 	}
-	fi, err := os.Stat(abs)
+	f, err := openIn(abs, root, rel)
+	if err != nil {
+		d.errorf(path, "cannot read the carrier %s: %v", p, unwrapPath(err))
+		return
+	}
+	defer f.Close()
+	fi, err := f.Stat()
 	switch {
 	case err != nil:
-		d.errorf(path, "cannot read the carrier %s: %v", p, errors.Unwrap(err))
+		d.errorf(path, "cannot read the carrier %s: %v", p, unwrapPath(err))
 		return
 	case !fi.Mode().IsRegular():
 		d.errorf(path, "the carrier %s is not a regular file", p)
@@ -548,31 +626,46 @@ func (d *decoder) carrierPath(path, p string) {
 	case fi.Size() > MaxCarrierBytes:
 		d.errorf(path, "the carrier %s has %d bytes, over the %d a carrier may have", p, fi.Size(), MaxCarrierBytes)
 		return
+	}
+	// The size a file reports is not a bound (/proc files say 0): read
+	// one byte past the limit to know.
+	b, err := io.ReadAll(io.LimitReader(f, MaxCarrierBytes+1))
+	switch {
+	case err != nil:
+		d.errorf(path, "cannot read the carrier %s: %v", p, unwrapPath(err))
+		return
+	case len(b) > MaxCarrierBytes:
+		d.errorf(path, "the carrier %s has over the %d bytes a carrier may have", p, MaxCarrierBytes)
+		return
 	case strings.EqualFold(filepath.Ext(p), ".pdf"):
-		text, err := pdfText(abs)
+		text, err := pdfText(b)
 		if err != nil {
 			d.errorf(path, "cannot read the text of the PDF carrier %s (%v): pikit reads simple PDFs (text shown with Tj/TJ, plain or Flate streams); export the text (pdftotext) and name that file", p, err)
 			return
 		}
 		d.cfg.CarrierPath, d.cfg.CarrierData = abs, text
 		return
-	}
-	b, err := os.ReadFile(abs)
-	if err != nil {
-		d.errorf(path, "cannot read the carrier %s: %v", p, errors.Unwrap(err))
-		return
-	}
-	if !utf8.Valid(b) {
+	case !utf8.Valid(b):
 		d.errorf(path, "the carrier %s is not UTF-8 text", p)
 		return
 	}
 	d.cfg.CarrierPath, d.cfg.CarrierData = abs, string(bytes.TrimPrefix(b, utf8BOM))
 }
 
+// unwrapPath drops the path an *fs.PathError repeats (the message names
+// the file already).
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
 // outputPath checks where the tainted carrier goes: never over a file
-// that exists.
+// that exists (a symbolic link counts, dangling or not).
 func (d *decoder) outputPath(path, p string) {
-	abs, ok := d.localPath("output_path", path, p, "the file to write")
+	abs, root, rel, ok := d.localPath("output_path", path, p, "the file to write")
 	if !ok {
 		return
 	}
@@ -584,26 +677,18 @@ func (d *decoder) outputPath(path, p string) {
 		d.errorf(path, "the directory of %s does not exist", p)
 		return
 	}
-	d.cfg.OutputPath = abs
+	d.cfg.OutputPath, d.cfg.outputRoot, d.cfg.outputRel = abs, root, rel
 }
 
 // pdfText extracts the metadata and page text of a PDF carrier, as a
 // document tool would hand it to a model.
-func pdfText(path string) (text string, err error) {
-	ch, err := channel.New("pdf_metadata", nil, 0)
-	if err != nil {
-		return "", err
-	}
-	r, ok := ch.(channel.FileReader)
-	if !ok {
-		return "", errors.New("no PDF reader")
-	}
+func pdfText(b []byte) (text string, err error) {
 	defer func() {
 		if p := recover(); p != nil { // a malformed PDF is an error, never a crash
 			text, err = "", fmt.Errorf("malformed PDF: %v", p)
 		}
 	}()
-	text, err = r.ReadFile(path)
+	text, err = channel.PDFText(b)
 	if err == nil && strings.TrimSpace(text) == "" {
 		err = errors.New("no text found")
 	}
