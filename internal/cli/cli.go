@@ -104,32 +104,77 @@ func Main() int {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 	go watchSignals(sigs, cancel, os.Stderr, func() { os.Exit(ExitInterrupted) })
-	if err := loadDotEnv("", os.Stderr); err != nil {
+	env, err := loadDotEnv("", os.Stderr)
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "pikit: %s\n", termsafe.String(err.Error()))
 		return ExitUsage
 	}
-	return Run(ctx, os.Args[1:], IO{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr})
+	return Run(withDotEnv(ctx, env), os.Args[1:], IO{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr})
+}
+
+// dotEnv is what a .env file in the working directory chose: the base
+// URL variables it set for a provider whose key it did not also set. Keys
+// from the environment would follow such a URL, so it counts as a file's
+// choice (--trust-config), not the user's.
+type dotEnv struct {
+	path string
+	urls map[string]bool // base URL variables, e.g. OPENAI_BASE_URL
+}
+
+type dotEnvKey struct{}
+
+func withDotEnv(ctx context.Context, env dotEnv) context.Context {
+	return context.WithValue(ctx, dotEnvKey{}, env)
+}
+
+// dotEnvOf returns what the .env file loaded at start-up chose.
+func dotEnvOf(ctx context.Context) dotEnv {
+	if ctx == nil {
+		return dotEnv{}
+	}
+	env, _ := ctx.Value(dotEnvKey{}).(dotEnv)
+	return env
 }
 
 // loadDotEnv reads API keys from ./.env (the real environment wins) and
 // says on errOut when it also moved a provider's base URL: every key of
 // that provider goes there, so a .env file from someone else must not do
-// it silently.
-func loadDotEnv(path string, errOut io.Writer) error {
+// it silently. A base URL whose provider's key the same file does not set
+// is returned in urls: a run that would send there needs --trust-config.
+func loadDotEnv(path string, errOut io.Writer) (dotEnv, error) {
 	set, err := target.LoadDotEnvVars(path)
 	if err != nil {
-		return err
+		return dotEnv{}, err
 	}
 	if path == "" {
 		path = target.DotEnvFile
 	}
+	env := dotEnv{path: path}
 	for _, name := range set {
-		if slices.Contains(target.BaseURLEnvs(), name) {
-			fmt.Fprintf(errOut, "pikit: %s sets %s=%s: requests to that provider, and its API key, go there\n",
-				path, name, termsafe.Line(target.Redact(os.Getenv(name))))
+		p, ok := providerOfBaseURL(name)
+		if !ok {
+			continue
+		}
+		fmt.Fprintf(errOut, "pikit: %s sets %s=%s: requests to that provider, and its API key, go there\n",
+			path, name, termsafe.Line(target.Redact(os.Getenv(name))))
+		if p.KeyEnv == "" || !slices.Contains(set, p.KeyEnv) {
+			if env.urls == nil {
+				env.urls = map[string]bool{}
+			}
+			env.urls[name] = true
 		}
 	}
-	return nil
+	return env, nil
+}
+
+// providerOfBaseURL returns the provider whose base URL variable is name.
+func providerOfBaseURL(name string) (target.Provider, bool) {
+	for _, p := range target.Providers() {
+		if p.BaseURLEnv == name {
+			return p, true
+		}
+	}
+	return target.Provider{}, false
 }
 
 // tuneGC trades a little memory for CPU: a run's live heap is small and

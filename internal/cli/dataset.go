@@ -49,7 +49,7 @@ func newDatasetShowCmd(streams IO) *cobra.Command {
 		Use:   "show NAME|FILE.toml",
 		Short: "Show a dataset's cases",
 		Args:  args(cobra.ExactArgs(1)),
-		RunE: func(_ *cobra.Command, a []string) error {
+		RunE: func(cmd *cobra.Command, a []string) error {
 			ds, err := dataset.LoadAny(a[0])
 			if err != nil {
 				return usage(err)
@@ -70,17 +70,20 @@ func newDatasetShowCmd(streams IO) *cobra.Command {
 			if err := tw.Flush(); err != nil {
 				return err
 			}
-			// Every endpoint a run of it contacts, as the file has it.
-			src, err := dataset.Expand(ds, dataset.Options{})
+			// Every endpoint a run of it contacts, as the file has it, and
+			// what a run would refuse without --trust-config.
+			o := &runOptions{DryRun: true, dotenv: dotEnvOf(cmd.Context())}
+			src, err := dataset.Expand(ds, dataset.Options{Prepare: func(cfg *matrix.Config) error { return prepareRuntime(cfg, o) }})
 			if err != nil {
 				return usage(err)
 			}
-			eps, err := (&runOptions{}).endpoints(src)
+			eps, err := o.endpoints(src)
 			if err != nil {
 				return err
 			}
 			fmt.Fprintln(streams.Out)
 			writeEndpoints(streams.Out, eps)
+			writeRefusals(streams.Out, o.refusals(src, eps))
 			return nil
 		},
 	}

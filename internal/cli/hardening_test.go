@@ -90,12 +90,6 @@ target_options = { base_url = "`+evil.URL+`/v1" }
 		t.Error("--dry-run or dataset show sent a request")
 	}
 
-	// A keyless local provider may take a file's base URL: no key goes there.
-	t.Setenv("OLLAMA_API_KEY", "")
-	local := writeFile(t, dir, "local.toml", "target_spec = \"ollama:llama3\"\ntarget_options = { base_url = \"http://127.0.0.1:1/v1\" }\n")
-	if r := run(t, "matrix", "-c", local, "--dry-run"); r.code != 0 || strings.Contains(r.out, "REFUSED") {
-		t.Errorf("keyless provider: %+v", r)
-	}
 }
 
 // TestDotEnvBaseURLReported (item 1): a .env that moves a provider's base
@@ -105,7 +99,7 @@ func TestDotEnvBaseURLReported(t *testing.T) {
 	t.Setenv("PIKIT_TEST_OTHER", "")
 	path := writeFile(t, t.TempDir(), ".env", "OPENAI_BASE_URL=https://user:hunter22@proxy.example.test/v1\nPIKIT_TEST_OTHER=1\n")
 	var errOut bytes.Buffer
-	if err := loadDotEnv(path, &errOut); err != nil {
+	if _, err := loadDotEnv(path, &errOut); err != nil {
 		t.Fatal(err)
 	}
 	got := errOut.String()

@@ -67,6 +67,11 @@ type runOptions struct {
 	// inputs are the files the command reads (its config or dataset):
 	// --output may not be one of them.
 	inputs []string
+	// dotenv is what ./.env chose (from the command's context).
+	dotenv dotEnv
+	// refused holds what the files chose that needs --trust-config and
+	// that a --dry-run lists instead of refusing at once (a runtime).
+	refused []*matrix.Error
 }
 
 // DefaultMaxCells is the plan size over which a run asks for --yes.
@@ -128,6 +133,7 @@ func (o *runOptions) addFlags(cmd *cobra.Command, batch bool, skip ...string) {
 // its flag.
 func (o *runOptions) complete(cmd *cobra.Command) error {
 	o.temperature = cmd.Flags().Changed("temperature")
+	o.dotenv = dotEnvOf(cmd.Context())
 	if o.Judge != "" && o.Judge != "rule" && o.Judge != "rule:pikit" && o.Judge != "llm" && o.Judge != "none" {
 		return usage(fmt.Errorf("--judge: unknown judge %q; known: rule, rule:pikit, llm, none", o.Judge))
 	}
@@ -493,13 +499,18 @@ func (o *runOptions) endpoints(src matrix.Source) ([]endpoint, error) {
 			if line := cfg.Line(key); line > 0 {
 				e.From += fmt.Sprintf(":%d", line)
 			}
-			if !o.TrustConfig && te.KeyEnv != "" { // a key would go there
+			if !o.TrustConfig { // every prompt, and any key, would go there
+				what := "every cell's prompts and data"
+				if te.KeyEnv != "" {
+					what += " and your " + te.KeyEnv
+				}
 				e.untrusted = &matrix.Error{File: cfg.Source, Line: cfg.Line(key), Case: cfg.CaseID, Key: key,
-					Msg: fmt.Sprintf("%s comes from this file, and the run would send it your %s; "+
-						"pikit sends a key only where you chose: pass --base-url, or set %s, or add --trust-config if you trust this file",
-						te.URL, te.KeyEnv, te.BaseURLEnv)}
+					Msg: fmt.Sprintf("%s comes from this file, and the run would send it %s; "+
+						"pikit sends requests only where you chose: pass --base-url, or set %s, or add --trust-config if you trust this file",
+						te.URL, what, te.BaseURLEnv)}
 			}
 		}
+		o.checkDotEnv(&e)
 		add(e)
 	}
 	attackers := map[string]bool{}
@@ -520,7 +531,9 @@ func (o *runOptions) endpoints(src matrix.Source) ([]endpoint, error) {
 		if o.AttackerURL != "" {
 			ae.From = "--attacker-base-url"
 		}
-		add(endpoint{Endpoint: ae, role: "attacker"})
+		e := endpoint{Endpoint: ae, role: "attacker"}
+		o.checkDotEnv(&e)
+		add(e)
 	}
 	if o.JudgeTarget != "" {
 		opts := target.Options{}
@@ -535,30 +548,63 @@ func (o *runOptions) endpoints(src matrix.Source) ([]endpoint, error) {
 		if from != "" {
 			je.From = from
 		}
-		add(endpoint{Endpoint: je, role: "judge"})
+		e := endpoint{Endpoint: je, role: "judge"}
+		o.checkDotEnv(&e)
+		add(e)
 	}
 	return out, nil
 }
 
-// trustCheck refuses a run that would send an API key to a base URL a
-// config or dataset file chose, unless --trust-config says the file may.
-func (o *runOptions) trustCheck(src matrix.Source) error {
-	if !o.TrustConfig {
-		for _, cfg := range matrix.Configs(src) {
-			for _, key := range cfg.OutsidePaths() {
-				return usage(&matrix.Error{File: cfg.Source, Line: cfg.Line(key), Case: cfg.CaseID, Key: key,
-					Msg: "the path leaves the config's directory: a file may not choose what pikit reads (and sends to a model) or writes elsewhere; move the file beside the config, or give --trust-config"})
-			}
+// checkDotEnv marks an endpoint whose URL a .env file chose (for a
+// provider whose key it did not set) as needing --trust-config: the key
+// from the user's environment would follow it.
+func (o *runOptions) checkDotEnv(e *endpoint) {
+	if o.TrustConfig || e.untrusted != nil || e.Offline() || e.BaseURLEnv == "" || e.From != e.BaseURLEnv || !o.dotenv.urls[e.BaseURLEnv] {
+		return
+	}
+	what := "every cell's prompts and data"
+	if e.KeyEnv != "" {
+		what += " and your " + e.KeyEnv + " from the environment"
+	}
+	e.From = e.BaseURLEnv + " in " + o.dotenv.path
+	e.untrusted = &matrix.Error{File: o.dotenv.path,
+		Msg: fmt.Sprintf("%s sets %s=%s, and the run would send it %s; a .env file may move a provider only together with its own key: "+
+			"pass --base-url, set %s in your environment, put the key in the same .env, or add --trust-config", o.dotenv.path, e.BaseURLEnv, e.URL, what, e.BaseURLEnv)}
+}
+
+// refusals lists what the files of src choose that only --trust-config
+// allows: a path outside a file's directory (after symbolic links), a URL
+// requests would go to (a file's base_url, or a .env's), and an agent that
+// would run (a runtime, held in o.refused). eps are src's endpoints.
+func (o *runOptions) refusals(src matrix.Source, eps []endpoint) []*matrix.Error {
+	if o.TrustConfig {
+		return nil
+	}
+	var out []*matrix.Error
+	for _, cfg := range matrix.Configs(src) {
+		for _, key := range cfg.OutsidePaths() {
+			out = append(out, &matrix.Error{File: cfg.Source, Line: cfg.Line(key), Case: cfg.CaseID, Key: key,
+				Msg: "the path leaves the config's directory (symbolic links followed): a file may not choose what pikit reads (and sends to a model) or writes elsewhere; move the file beside the config, or give --trust-config"})
 		}
 	}
+	for _, e := range eps {
+		if e.untrusted != nil {
+			out = append(out, e.untrusted)
+		}
+	}
+	return append(out, o.refused...)
+}
+
+// trustCheck refuses a run that reads or writes a path, sends requests
+// to a URL, or runs a program that a config, dataset or .env file chose,
+// unless --trust-config says the file may.
+func (o *runOptions) trustCheck(src matrix.Source) error {
 	eps, err := o.endpoints(src)
 	if err != nil {
 		return err
 	}
-	for _, e := range eps {
-		if e.untrusted != nil {
-			return e.untrusted
-		}
+	if r := o.refusals(src, eps); len(r) > 0 {
+		return usage(r[0])
 	}
 	return nil
 }
@@ -575,7 +621,36 @@ func (o *runOptions) dryRun(streams IO, src matrix.Source, c matrix.Count) error
 	}
 	writePlan(streams.Out, c, external)
 	writeEndpoints(streams.Out, eps)
+	writeRefusals(streams.Out, o.refusals(src, eps))
 	return nil
+}
+
+// maxRefusalsShown bounds the refusals a dry run lists (a dataset may
+// repeat one in every case).
+const maxRefusalsShown = 20
+
+// writeRefusals lists what a run would refuse without --trust-config,
+// once each.
+func writeRefusals(w io.Writer, refused []*matrix.Error) {
+	if len(refused) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "REFUSED without --trust-config (a file chose it):")
+	seen := map[string]bool{}
+	shown := 0
+	for _, r := range refused {
+		msg := r.Error()
+		if seen[msg] {
+			continue
+		}
+		seen[msg] = true
+		if shown == maxRefusalsShown {
+			fmt.Fprintln(w, "  … and more")
+			break
+		}
+		shown++
+		fmt.Fprintf(w, "  %s\n", msg)
+	}
 }
 
 // writeEndpoints prints where a run would send requests.

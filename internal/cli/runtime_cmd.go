@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"text/tabwriter"
 
@@ -45,6 +46,7 @@ func (f *runtimeFlags) apply(cfg *matrix.Config, o *runOptions) error {
 // and either of those a command. It returns the program keys the config's
 // file still chooses.
 func (f *runtimeFlags) merge(cfg *matrix.Config) (fromFile []string, err error) {
+	fileRuntime := cfg.Source != "" && cfg.Runtime != "" && f.Runtime == ""
 	if f.Runtime != "" {
 		cfg.Runtime = f.Runtime
 	}
@@ -78,7 +80,7 @@ func (f *runtimeFlags) merge(cfg *matrix.Config) (fromFile []string, err error) 
 	if _, ok := opts["args"]; ok {
 		delete(merged, "command")
 	}
-	fromFile = fileProgramKeys(cfg.Source, merged, opts)
+	fromFile = fileRuntimeKeys(cfg.Source, fileRuntime, merged, opts)
 	for k, v := range opts {
 		merged[k] = v
 	}
@@ -95,33 +97,36 @@ func (f *runtimeFlags) merge(cfg *matrix.Config) (fromFile []string, err error) 
 // runtime is left alone. o gives --trust-config and --dry-run (nil:
 // neither).
 //
-// A runtime runs a program on this machine: a config or dataset file that
-// chooses it (runtime_options command, binary, args, cwd, env or
-// profile_template) is refused without --trust-config, as a file's
-// base_url is, except for --dry-run, which runs nothing.
+// A runtime runs a program on this machine, with the user's environment:
+// a config or dataset file that names one (runtime), or any of its
+// options (runtime_options: the program, its arguments, its message, its
+// directories), is refused without --trust-config, as a file's base_url
+// is; --dry-run, which runs nothing, lists it as refused.
 func prepareRuntime(cfg *matrix.Config, o *runOptions) error {
-	return prepareRuntimeFrom(cfg, fileProgramKeys(cfg.Source, cfg.RuntimeOptions, nil), o)
+	return prepareRuntimeFrom(cfg, fileRuntimeKeys(cfg.Source, cfg.Runtime != "", cfg.RuntimeOptions, nil), o)
 }
 
-// programKeys are the runtime options that choose what runs.
-var programKeys = []string{"command", "binary", "args", "cwd", "env", "profile_template"}
-
-// fileProgramKeys returns the program keys among a file's options (none
-// for a config built from flags alone, source ""), less those that
-// override replaces.
-func fileProgramKeys(source string, options, override map[string]any) []string {
+// fileRuntimeKeys returns what a file chooses of a runtime: "runtime"
+// when it names the runtime itself (named, and no flag replaced it), then
+// "runtime_options.KEY" for each of its options that override (the
+// flags' options) does not replace. None for a config built from flags
+// alone (source "").
+func fileRuntimeKeys(source string, named bool, options, override map[string]any) []string {
 	if source == "" {
 		return nil
 	}
 	var out []string
-	for _, k := range programKeys {
-		_, inFile := options[k]
-		_, replaced := override[k]
-		if inFile && !replaced {
-			out = append(out, k)
+	if named {
+		out = append(out, "runtime")
+	}
+	keys := make([]string, 0, len(options))
+	for k := range options {
+		if _, replaced := override[k]; !replaced {
+			keys = append(keys, "runtime_options."+k)
 		}
 	}
-	return out
+	sort.Strings(keys)
+	return append(out, keys...)
 }
 
 func prepareRuntimeFrom(cfg *matrix.Config, fromFile []string, o *runOptions) error {
@@ -132,10 +137,15 @@ func prepareRuntimeFrom(cfg *matrix.Config, fromFile []string, o *runOptions) er
 	if err != nil {
 		return err
 	}
-	if len(fromFile) > 0 && (o == nil || !o.TrustConfig && !o.DryRun) {
-		key := "runtime_options." + fromFile[0]
-		return &matrix.Error{File: cfg.Source, Line: cfg.Line(key), Case: cfg.CaseID, Key: key,
-			Msg: fmt.Sprintf("this file chooses what each cell runs on this machine (%s); pikit runs what a file names only with --trust-config", strings.Join(rt.Argv, " "))}
+	if len(fromFile) > 0 && (o == nil || !o.TrustConfig) {
+		key := fromFile[0]
+		refusal := &matrix.Error{File: cfg.Source, Line: cfg.Line(key), Case: cfg.CaseID, Key: key,
+			Msg: fmt.Sprintf("this file chooses an agent that each cell runs on this machine with your environment (runtime %s: %s); "+
+				"pikit runs what a file names only with --trust-config (or give --runtime and --runtime-options yourself)", cfg.Runtime, strings.Join(rt.Argv, " "))}
+		if o == nil || !o.DryRun {
+			return refusal
+		}
+		o.refused = append(o.refused, refusal)
 	}
 	cfg.Driven = "runtime:" + cfg.Runtime
 	return nil

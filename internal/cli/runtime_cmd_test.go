@@ -95,7 +95,7 @@ func TestRuntimeMatrixConfig(t *testing.T) {
 	if strings.Contains(r.err, "prepareRuntime was not called") {
 		t.Skip("pikit matrix does not call prepareRuntime on its config yet (internal/cli/matrix.go)")
 	}
-	if r.code != ExitUsage || !strings.Contains(r.err, "exp.toml:5: runtime_options.command: this file chooses what each cell runs on this machine") || !strings.Contains(r.err, "--trust-config") {
+	if r.code != ExitUsage || !strings.Contains(r.err, "exp.toml:4: runtime: this file chooses an agent that each cell runs on this machine") || !strings.Contains(r.err, "--trust-config") {
 		t.Fatalf("a file's command must need --trust-config: %+v", r)
 	}
 	if _, err := os.Stat(out); err == nil {
@@ -151,7 +151,7 @@ func TestRuntimeRunsThroughExecute(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := runtimeFlags{Options: fakeAgentJSON(t, agenttest.ModeObedient)}
-	if err := f.apply(&cfg, nil); err != nil {
+	if err := f.apply(&cfg, &runOptions{TrustConfig: true}); err != nil {
 		t.Fatal(err)
 	}
 	if cfg.Driven != "runtime:command" || cfg.RuntimeOptions["timeout"] != int64(30) {
@@ -257,38 +257,46 @@ runtime_options = { env = { LD_PRELOAD = "/tmp/x.so" }, timeout = 9 }`
 	cfg := parse(t, fileEnv)
 	err := prepareRuntime(&cfg, nil)
 	var me *matrix.Error
-	if !errors.As(err, &me) || me.Line != 4 || me.Key != "runtime_options.env" || !strings.Contains(me.Msg, "hermes chat -q {message}") || cfg.Driven != "" {
-		t.Errorf("a file's env needs --trust-config: %v", err)
+	if !errors.As(err, &me) || me.Line != 1 || me.Key != "runtime" || !strings.Contains(me.Msg, "hermes chat -q {message}") || cfg.Driven != "" {
+		t.Errorf("a file's runtime needs --trust-config: %v", err)
 	}
 	for _, o := range []*runOptions{{TrustConfig: true}, {DryRun: true}} {
 		cfg := parse(t, fileEnv)
 		if err := prepareRuntime(&cfg, o); err != nil || cfg.Driven != "runtime:hermes" {
 			t.Errorf("%+v: %v", o, err)
 		}
+		if o.DryRun && len(o.refused) != 1 {
+			t.Errorf("--dry-run should hold the refusal to list it: %v", o.refused)
+		}
 	}
+	// pikit's own openclaw command line still runs the installed program
+	// with the file's message, in the user's environment.
 	cfg = parse(t, `runtime = "openclaw"
 runtime_options = { timeout = 10, message = "hi", fixtures = ["email", "document"] }`)
-	if err := prepareRuntime(&cfg, nil); err != nil {
-		t.Errorf("pikit's own openclaw command line needs no trust: %v", err)
+	if err := prepareRuntime(&cfg, nil); err == nil || !strings.Contains(err.Error(), "--trust-config") {
+		t.Errorf("a file's openclaw needs trust: %v", err)
 	}
 
 	// Flags are the user's own choice; what the file still chooses is not.
 	fileCommand := `runtime = "command"
 runtime_options = { command = ["./agent.sh"], timeout = 3 }`
 	for _, tc := range []struct {
-		name, file, flags string
-		trust             bool
+		name, file string
+		flags      runtimeFlags
+		trust      bool
 	}{
-		{"flags add a command", `runtime = "command"
-runtime_options = { timeout = 3 }`, `{"command": ["python3", "a.py"]}`, false},
-		{"flags replace the file's command", fileCommand, `{"command": ["python3", "a.py"]}`, false},
-		{"flags replace it with binary", fileCommand, `{"binary": "python3"}`, false},
-		{"flags leave the file's command", fileCommand, `{"timeout": 5}`, true},
-		{"no flags", fileCommand, "", true},
+		{"flags name the runtime and replace every option", `runtime_options = { command = ["./agent.sh"] }`,
+			runtimeFlags{Runtime: "command", Options: `{"command": ["python3", "a.py"]}`}, false},
+		{"flags replace the file's runtime and options", fileCommand,
+			runtimeFlags{Runtime: "command", Options: `{"command": ["python3", "a.py"], "timeout": 5}`}, false},
+		{"the file names the runtime", fileCommand, runtimeFlags{Options: `{"command": ["python3", "a.py"]}`}, true},
+		{"a file option is left", fileCommand, runtimeFlags{Runtime: "command", Options: `{"command": ["python3", "a.py"]}`}, true},
+		{"flags replace it with binary, the timeout is left", fileCommand, runtimeFlags{Runtime: "command", Options: `{"binary": "python3"}`}, true},
+		{"no flags", fileCommand, runtimeFlags{}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := parse(t, tc.file)
-			err := (&runtimeFlags{Options: tc.flags}).apply(&cfg, &runOptions{})
+			err := tc.flags.apply(&cfg, &runOptions{})
 			if got := err != nil && strings.Contains(err.Error(), "--trust-config"); got != tc.trust {
 				t.Errorf("needs trust: %v, want %v (%v)", got, tc.trust, err)
 			}
