@@ -26,6 +26,7 @@ import (
 	"github.com/pikit-go/pikit/matrix"
 	"github.com/pikit-go/pikit/method"
 	"github.com/pikit-go/pikit/report"
+	"github.com/pikit-go/pikit/target"
 )
 
 // What export-case reads: results files are written by attackers (the
@@ -743,7 +744,7 @@ func (x *exporter) build(res *matrix.Result, w *winner, line int) (*exportedCase
 			if !ok {
 				return nil, fmt.Errorf("metadata.target_options: want an object, got %s", describeValue(v))
 			}
-			if d.TargetOptions, err = tomlTable("metadata.target_options", m); err != nil {
+			if d.TargetOptions, err = tomlTable("metadata.target_options", withoutEndpoint(m, c)); err != nil {
 				return nil, err
 			}
 			c.notes = append(c.notes, "target_options are the results' copy, with any credential in them redacted")
@@ -885,7 +886,7 @@ func (x *exporter) copyConfig(cfg *matrix.Config, d *caseDoc, c *exportedCase, d
 		name string
 		dst  *map[string]any
 		src  map[string]any
-	}{{"sink_args", &d.SinkArgs, cfg.SinkArgs}, {"target_options", &d.TargetOptions, cfg.TargetOpts},
+	}{{"sink_args", &d.SinkArgs, cfg.SinkArgs}, {"target_options", &d.TargetOptions, withoutEndpoint(cfg.TargetOpts, c)},
 		{"runtime_options", &d.RuntimeOptions, cfg.RuntimeOptions}, {"proxy", &d.Proxy, cfg.Sections["proxy"]}, {"mcp", &d.MCP, cfg.Sections["mcp"]}} {
 		if len(t.src) == 0 {
 			continue
@@ -1034,6 +1035,25 @@ func textList(list []string) []any {
 // strings through text, whole JSON numbers as integers (TOML tells them
 // apart; the loaders take either), nulls (TOML has none) left out. A key
 // a terminal would act on is refused: go-toml would write it raw.
+// withoutEndpoint returns target options without base_url, saying so in
+// the case's notes: a results file (or a config) chose that endpoint, and
+// an exported case must not carry it into a file the user will run and
+// share. The user gives it again with --base-url.
+func withoutEndpoint(m map[string]any, c *exportedCase) map[string]any {
+	u, ok := m[target.OptBaseURL]
+	if !ok {
+		return m
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		if k != target.OptBaseURL {
+			out[k] = v
+		}
+	}
+	c.notes = append(c.notes, fmt.Sprintf("target_options.base_url (%s) is left out: an exported case does not choose where requests go; pass --base-url when you run it", target.Redact(fmt.Sprint(u))))
+	return out
+}
+
 func tomlTable(name string, m map[string]any) (map[string]any, error) {
 	out := make(map[string]any, len(m))
 	for k, v := range m {
