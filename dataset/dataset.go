@@ -12,7 +12,6 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -87,11 +86,17 @@ func Source(name string) ([]byte, error) {
 	return builtin.ReadFile(path.Join("data", name+".toml"))
 }
 
-// LoadFile loads a dataset file.
+// LoadFile loads a dataset file of at most matrix.DefaultMaxFileBytes.
 func LoadFile(file string) (*Dataset, error) {
-	data, err := os.ReadFile(file)
+	return LoadFileMax(file, matrix.DefaultMaxFileBytes)
+}
+
+// LoadFileMax loads a dataset file, refusing one over max bytes (or that
+// is not a regular file) before parsing it.
+func LoadFileMax(file string, max int64) (*Dataset, error) {
+	data, err := matrix.ReadFileMax(file, max)
 	if err != nil {
-		return nil, fmt.Errorf("dataset %s: %w", file, err)
+		return nil, err
 	}
 	return Parse(file, data)
 }
@@ -99,8 +104,13 @@ func LoadFile(file string) (*Dataset, error) {
 // LoadAny loads a dataset file when ref looks like a path (ends in .toml or
 // contains a path separator), a built-in dataset otherwise.
 func LoadAny(ref string) (*Dataset, error) {
+	return LoadAnyMax(ref, matrix.DefaultMaxFileBytes)
+}
+
+// LoadAnyMax is LoadAny with a bound on the size of a dataset file.
+func LoadAnyMax(ref string, max int64) (*Dataset, error) {
 	if IsFile(ref) {
-		return LoadFile(ref)
+		return LoadFileMax(ref, max)
 	}
 	return Load(ref)
 }
@@ -137,7 +147,7 @@ func Parse(file string, data []byte) (*Dataset, error) {
 		if err != nil {
 			// Cases naming a broken scenario would only add "unknown
 			// agent" to what is said here.
-			return nil, errors.Join(append(errs, err)...)
+			return nil, matrix.JoinErrors(append(errs, err))
 		}
 		scenarios, digests = scs, matrix.ScenarioDigests(raw)
 	}
@@ -221,7 +231,7 @@ func Parse(file string, data []byte) (*Dataset, error) {
 		ds.Cases = append(ds.Cases, c)
 	}
 	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		return nil, matrix.JoinErrors(errs)
 	}
 	return ds, nil
 }
@@ -303,7 +313,7 @@ func Expand(ds *Dataset, opts Options) (matrix.Source, error) {
 		parts = append(parts, g)
 	}
 	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		return nil, matrix.JoinErrors(errs)
 	}
 	return matrix.Concat(parts...), nil
 }

@@ -347,12 +347,24 @@ type errorList []error
 
 func (l *errorList) add(err error) { *l = append(*l, err) }
 
+// JoinErrors joins errors as errors.Join does, keeping the first twenty
+// and saying how many more there were.
+func JoinErrors(errs []error) error { return errorList(errs).err() }
+
+// maxErrorsShown bounds the errors a config reports at once: a file with
+// a mistake in each of 100,000 cases says the first ones and how many more.
+const maxErrorsShown = 20
+
 func (l errorList) err() error {
 	switch len(l) {
 	case 0:
 		return nil
 	case 1:
 		return l[0]
+	}
+	if len(l) > maxErrorsShown {
+		shown := append(l[:maxErrorsShown:maxErrorsShown], &Error{Msg: fmt.Sprintf("… and %d more errors", len(l)-maxErrorsShown)})
+		return errors.Join(shown...)
 	}
 	return errors.Join(l...)
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -41,13 +42,70 @@ var SectionNames = []string{"proxy", "mcp"}
 
 var judgeKeys = []string{"type", "canary", "marker", "require_sink", "sink_args"}
 
-// LoadFile reads and validates an experiment config file.
+// DefaultMaxFileBytes bounds a config or dataset file: a file is read
+// whole and decoded into tables many times its size, so a bound keeps a
+// hostile (or mistaken) file from taking the machine's memory.
+const DefaultMaxFileBytes = 16 << 20
+
+// LoadFile reads and validates an experiment config file of at most
+// DefaultMaxFileBytes.
 func LoadFile(path string) (Config, error) {
-	data, err := os.ReadFile(path)
+	return LoadFileMax(path, DefaultMaxFileBytes)
+}
+
+// LoadFileMax is LoadFile with another bound on the file's size.
+func LoadFileMax(path string, max int64) (Config, error) {
+	data, err := ReadFileMax(path, max)
 	if err != nil {
-		return Config{}, &Error{File: path, Msg: fmt.Sprintf("cannot read config: %v", errors.Unwrap(err))}
+		return Config{}, err
 	}
 	return Parse(path, data)
+}
+
+// ReadFileMax reads a config or dataset file: a regular file (or a named
+// pipe, such as <(...)) of at most max bytes, whatever size it claims.
+// Errors are *Error naming the file and, for one too large, the flag that
+// raises the bound.
+func ReadFileMax(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &Error{File: path, Msg: fmt.Sprintf("cannot read it: %v", unwrapPath(err))}
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, &Error{File: path, Msg: fmt.Sprintf("cannot read it: %v", unwrapPath(err))}
+	}
+	if fi.IsDir() || !fi.Mode().IsRegular() && fi.Mode()&fs.ModeNamedPipe == 0 {
+		return nil, &Error{File: path, Msg: "not a regular file"}
+	}
+	tooBig := &Error{File: path, Msg: fmt.Sprintf("over the %s a config or dataset file may have; --max-file-size raises the bound", sizeString(max))}
+	if fi.Size() > max {
+		tooBig.Msg = fmt.Sprintf("%s, over the %s a config or dataset file may have; --max-file-size raises the bound", sizeString(fi.Size()), sizeString(max))
+		return nil, tooBig
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, &Error{File: path, Msg: fmt.Sprintf("cannot read it: %v", unwrapPath(err))}
+	}
+	if int64(len(data)) > max {
+		return nil, tooBig
+	}
+	return data, nil
+}
+
+// sizeString writes a byte count in the largest binary unit that keeps it
+// whole or readable: 16 MiB, 1.5 GiB, 512 bytes.
+func sizeString(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return strconv.FormatFloat(math.Round(float64(n)/(1<<30)*10)/10, 'f', -1, 64) + " GiB"
+	case n >= 1<<20:
+		return strconv.FormatFloat(math.Round(float64(n)/(1<<20)*10)/10, 'f', -1, 64) + " MiB"
+	case n >= 1<<10:
+		return strconv.FormatFloat(math.Round(float64(n)/(1<<10)*10)/10, 'f', -1, 64) + " KiB"
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
 }
 
 // Parse decodes and validates a TOML config; name is used in messages. A

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/pikit-go/pikit/internal/suggest"
+	"github.com/pikit-go/pikit/internal/textcut"
 )
 
 // Info describes a registered method: its key, a one-line description and
@@ -53,11 +54,16 @@ type UnknownError struct {
 }
 
 func (e *UnknownError) Error() string {
+	// A file may give any text as a name: quote only its start.
+	name := textcut.Clip(e.Name, maxNameShown, "…")
 	if len(e.Known) == 0 {
-		return fmt.Sprintf("unknown %s %q", e.Kind, e.Name)
+		return fmt.Sprintf("unknown %s %q", e.Kind, name)
 	}
-	return fmt.Sprintf("unknown %s %q%s; known: %s", e.Kind, e.Name, suggest.Hint(e.Name, e.Known), strings.Join(e.Known, ", "))
+	return fmt.Sprintf("unknown %s %q%s; known: %s", e.Kind, name, suggest.Hint(e.Name, e.Known), strings.Join(e.Known, ", "))
 }
+
+// maxNameShown bounds the part of an unknown name an error quotes.
+const maxNameShown = 80
 
 // Is makes errors.Is(err, ErrUnknown) true.
 func (e *UnknownError) Is(target error) bool { return target == ErrUnknown }

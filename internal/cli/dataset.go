@@ -45,12 +45,13 @@ func newDatasetListCmd(streams IO) *cobra.Command {
 }
 
 func newDatasetShowCmd(streams IO) *cobra.Command {
-	return &cobra.Command{
+	maxSize := byteSize(matrix.DefaultMaxFileBytes)
+	cmd := &cobra.Command{
 		Use:   "show NAME|FILE.toml",
 		Short: "Show a dataset's cases",
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			ds, err := dataset.LoadAny(a[0])
+			ds, err := dataset.LoadAnyMax(a[0], int64(maxSize))
 			if err != nil {
 				return usage(err)
 			}
@@ -87,6 +88,8 @@ func newDatasetShowCmd(streams IO) *cobra.Command {
 			return nil
 		},
 	}
+	cmd.Flags().Var(&maxSize, "max-file-size", "refuse a dataset file larger than this (e.g. 64MiB)")
+	return cmd
 }
 
 func axisNames(names []string, specs []matrix.Spec) string {
@@ -132,7 +135,7 @@ func newDatasetRunCmd(streams IO) *cobra.Command {
 			if err := o.complete(cmd); err != nil {
 				return err
 			}
-			ds, err := dataset.LoadAny(a[0])
+			ds, err := dataset.LoadAnyMax(a[0], int64(o.MaxFileSize))
 			if err != nil {
 				return usage(err)
 			}

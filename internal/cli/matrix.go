@@ -40,7 +40,7 @@ and [target] sections, as the Python pikit writes them) and judge each.`,
 }
 
 func runMatrix(cmd *cobra.Command, streams IO, o *matrixOptions) error {
-	cfg, err := loadConfig(o.Config)
+	cfg, err := loadConfigMax(o.Config, int64(o.MaxFileSize))
 	if err != nil {
 		return err
 	}
@@ -59,7 +59,12 @@ func runMatrix(cmd *cobra.Command, streams IO, o *matrixOptions) error {
 // loadConfig loads an experiment config file, refusing one that sets
 // nothing: running every default is seldom what an empty file meant.
 func loadConfig(path string) (matrix.Config, error) {
-	cfg, err := matrix.LoadFile(path)
+	return loadConfigMax(path, matrix.DefaultMaxFileBytes)
+}
+
+// loadConfigMax is loadConfig for a file of at most max bytes.
+func loadConfigMax(path string, max int64) (matrix.Config, error) {
+	cfg, err := matrix.LoadFileMax(path, max)
 	if err != nil {
 		return cfg, usage(err)
 	}

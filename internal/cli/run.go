@@ -59,6 +59,7 @@ type runOptions struct {
 	MaxCells       int
 	Yes            bool
 	CSVRaw         bool
+	MaxFileSize    byteSize
 
 	shardK, shardN int
 	// driver, when set, runs each cell's agent (pikit proxy, pikit mcp);
@@ -118,7 +119,9 @@ func (o *runOptions) addFlags(cmd *cobra.Command, batch bool, skip ...string) {
 	f.StringVar(&o.AttackerTarget, "attacker-target", "", "the attacker model of the adaptive attack (strategies pair, tree, crescendo), e.g. openai:gpt-4o (default: the config's attacker_target, else mock:attacker, offline)")
 	f.StringVar(&o.AttackerURL, "attacker-base-url", "", "base URL of the attacker model's API (--base-url applies to the target alone)")
 	f.StringVar(&o.Cache, "cache", "", "cache model responses in `DIR`: a rerun sends no request already answered (repeats stay separate)")
-	f.BoolVar(&o.TrustConfig, "trust-config", false, "let the config or dataset file choose where API requests (and your API key) go (its base_url) and which programs run (runtime_options command, binary, args, env)")
+	f.BoolVar(&o.TrustConfig, "trust-config", false, "let the config, dataset or .env file choose where requests (and your API key) go, which agent runs (runtime, runtime_options) and which paths outside its directory are read or written")
+	o.MaxFileSize = matrix.DefaultMaxFileBytes
+	f.Var(&o.MaxFileSize, "max-file-size", "refuse a config or dataset file larger than this (e.g. 64MiB)")
 	f.IntVar(&o.MaxCells, "max-cells", DefaultMaxCells, fmt.Sprintf("plans over this many cells (or %d× as many model calls to network targets) ask for --yes; 0: no limit", networkCallsPerCell))
 	f.BoolVarP(&o.Yes, "yes", "y", false, "run a plan over --max-cells without asking")
 	f.BoolVar(&o.CSVRaw, "csv-raw", false, "with --output FILE.csv, write cells as they are: no ' before a leading =, +, -, @, tab or CR (which a spreadsheet would run as a formula)")

@@ -130,7 +130,7 @@ func runSingle(cmd *cobra.Command, streams IO, o *singleRunOptions) error {
 	cfg := matrix.NewConfig()
 	if o.Config != "" {
 		var err error
-		if cfg, err = loadConfig(o.Config); err != nil {
+		if cfg, err = loadConfigMax(o.Config, int64(o.MaxFileSize)); err != nil {
 			return err
 		}
 		o.inputs = []string{o.Config}
