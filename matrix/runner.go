@@ -61,6 +61,19 @@ type Runner struct {
 	// Driver, when set, runs each cell's agent instead of pikit's own tool
 	// loop: a user's agent through the proxy, an MCP client, a runtime.
 	Driver Driver
+	// Skip, when set, leaves out the cells it is true for (another
+	// shard's, those a resumed run has done), decided as the plan streams
+	// to the workers: the first cell starts at once, however large the
+	// plan, and no list of cells is kept. It is called from one goroutine.
+	Skip func(Cell) bool
+	// Expect, with Skip, is how many cells the run expects to execute:
+	// the total that Progress and errors give until the whole plan has
+	// been seen (then the exact count).
+	Expect int
+	// Counted, when set, is called once the whole plan has been seen,
+	// with the number of cells the run executes (those Skip kept); a run
+	// stopped before that never calls it.
+	Counted func(n int)
 }
 
 // ErrStopped is wrapped by the error of a run that a fatal cell error
@@ -104,12 +117,16 @@ func (r Runner) RunSource(ctx context.Context, src Source, sink Sink) error {
 // write it out then, one system call for a burst of results instead of one
 // per result, and no result waits longer than the burst it came in.
 func (r Runner) RunEncoded(ctx context.Context, src Source, encode func(Result) ([]byte, error), sink func(Result, []byte) error, flush ...func() error) error {
-	total := src.Len()
+	planned := src.Len()
+	expect := planned
+	if r.Skip != nil && r.Expect > 0 {
+		expect = min(r.Expect, planned)
+	}
 	n := r.Concurrency
 	if n <= 0 {
 		n = DefaultConcurrency
 	}
-	n = min(n, max(total, 1))
+	n = min(n, max(expect, 1))
 	runID := r.RunID
 	if runID == "" {
 		runID = NewRunID()
@@ -131,19 +148,35 @@ func (r Runner) RunEncoded(ctx context.Context, src Source, encode func(Result) 
 		b   []byte
 		err error
 	}
-	jobs := make(chan int, n)
+	jobs := make(chan Cell, n)
 	results := make(chan encoded, n)
 	var budgetHit atomic.Bool
+	// counted is the number of cells kept, once the whole plan has been
+	// seen; -1 before.
+	var counted atomic.Int64
+	counted.Store(-1)
+	total := func() int {
+		if c := counted.Load(); c >= 0 {
+			return int(c)
+		}
+		return expect
+	}
+	b := newBudget(r, e)
 	var wg sync.WaitGroup
 	for range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range jobs {
-				if e.fatal.Load() != nil {
+			for c := range jobs {
+				if e.fatal.Load() != nil || budgetHit.Load() {
 					continue // the run is stopping; queued cells do not start
 				}
-				res, interrupted := e.execute(ctx, src.Cell(i))
+				if !b.start(ctx) {
+					budgetHit.Store(true)
+					continue
+				}
+				res, interrupted := e.execute(ctx, c)
+				b.end()
 				if interrupted {
 					continue
 				}
@@ -162,19 +195,28 @@ func (r Runner) RunEncoded(ctx context.Context, src Source, encode func(Result) 
 	}
 	go func() {
 		defer close(jobs)
-		for i := 0; i < total; i++ {
-			if r.overBudget(e.stats()) {
-				budgetHit.Store(true)
-				return
+		kept := 0
+		for i := 0; i < planned; i++ {
+			if i&1023 == 0 && ctx.Err() != nil {
+				return // a long run of skipped cells still notices a stop
 			}
-			if e.fatal.Load() != nil {
+			c := src.Cell(i)
+			if r.Skip != nil && r.Skip(c) {
+				continue
+			}
+			if budgetHit.Load() || e.fatal.Load() != nil {
 				return
 			}
 			select {
-			case jobs <- i:
+			case jobs <- c:
+				kept++
 			case <-ctx.Done():
 				return
 			}
+		}
+		counted.Store(int64(kept))
+		if r.Counted != nil {
+			r.Counted(kept)
 		}
 	}()
 	go func() {
@@ -206,8 +248,12 @@ func (r Runner) RunEncoded(ctx context.Context, src Source, encode func(Result) 
 		}
 		done++
 		if r.Progress != nil {
-			r.Progress(done, total)
+			r.Progress(done, max(total(), done))
 		}
+	}
+	about := ""
+	if counted.Load() < 0 && r.Skip != nil {
+		about = "about "
 	}
 	switch {
 	case sinkErr != nil:
@@ -215,16 +261,76 @@ func (r Runner) RunEncoded(ctx context.Context, src Source, encode func(Result) 
 	case ctx.Err() != nil:
 		return ctx.Err()
 	case e.fatal.Load() != nil:
-		return fmt.Errorf("%w after %d of %d cells: %w", ErrStopped, done, total, *e.fatal.Load())
+		return fmt.Errorf("%w after %d of %s%d cells: %w", ErrStopped, done, about, total(), *e.fatal.Load())
 	case budgetHit.Load():
 		s := e.stats()
-		return fmt.Errorf("%w after %d of %d cells (%d requests, %d tokens)", ErrBudget, done, total, s.Requests, s.Tokens)
+		return fmt.Errorf("%w after %d of %s%d cells (%d requests, %d tokens)", ErrBudget, done, about, total(), s.Requests, s.Tokens)
+	case r.overSpent(e.stats()):
+		// Every cell ran, but the cells in flight when the budget ran out
+		// went past it: said, never silent.
+		s := e.stats()
+		return fmt.Errorf("%w: the cells in flight went past it (%d requests of %d, %d tokens of %d)", ErrBudget, s.Requests, r.MaxRequests, s.Tokens, r.MaxTokens)
 	}
 	return nil
 }
 
 func (r Runner) overBudget(s Stats) bool {
 	return (r.MaxRequests > 0 && s.Requests >= r.MaxRequests) || (r.MaxTokens > 0 && s.Tokens >= r.MaxTokens)
+}
+
+func (r Runner) overSpent(s Stats) bool {
+	return (r.MaxRequests > 0 && s.Requests > r.MaxRequests) || (r.MaxTokens > 0 && s.Tokens > r.MaxTokens)
+}
+
+// budget lets a cell start only while the run's budget allows it. A cell
+// that starts sends at least one request, so with MaxRequests each cell
+// in flight holds one request of it: a worker waits while the requests
+// sent and the cells in flight would reach the budget, and starts when a
+// cell ends with room left, or gives up when none is. Cells in flight
+// always finish; an agent that sends several requests per cell can still
+// take a run past the budget by what those cells send.
+type budget struct {
+	r        Runner
+	e        *env
+	mu       sync.Mutex
+	cond     *sync.Cond
+	inFlight int64
+}
+
+func newBudget(r Runner, e *env) *budget {
+	b := &budget{r: r, e: e}
+	b.cond = sync.NewCond(&b.mu)
+	return b
+}
+
+// start reports whether a cell may start, waiting for cells in flight
+// when their outcome decides it.
+func (b *budget) start(ctx context.Context) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for {
+		if ctx.Err() != nil {
+			b.inFlight++
+			return true // the cell notices the stop itself, without a result
+		}
+		s := b.e.stats()
+		if b.r.overBudget(s) {
+			return false
+		}
+		if b.r.MaxRequests <= 0 || s.Requests+b.inFlight < b.r.MaxRequests {
+			b.inFlight++
+			return true
+		}
+		b.cond.Wait() // some cell in flight ends, and with it what it spent
+	}
+}
+
+// end releases a started cell's hold on the budget.
+func (b *budget) end() {
+	b.mu.Lock()
+	b.inFlight--
+	b.mu.Unlock()
+	b.cond.Broadcast()
 }
 
 // RunAll executes cells and returns their results in plan order. On
