@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestFileSizeBound (item 14): a config or dataset file over the bound is
@@ -64,5 +66,58 @@ func TestManyErrorsBounded(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "bad.toml")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestBudgetFlagsHold (item 16): --max-requests is never overshot by
+// one-request cells, whatever -j, and stopping for it is exit 1.
+func TestBudgetFlagsHold(t *testing.T) {
+	var sent atomic.Int64
+	srv, _ := openAIServer(t, func(string) string { sent.Add(1); return "fine" }, nil)
+	t.Setenv("OPENAI_API_KEY", "sk-test-cli")
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want int64
+	}{
+		{[]string{"--repeats", "20", "-j", "8", "--max-requests", "3"}, 3},
+		{[]string{"--repeats", "3", "--max-requests", "1"}, 1},
+	} {
+		sent.Store(0)
+		args := append([]string{"matrix", "-c", writeFile(t, dir, "b.toml", "attacks = [\"naive\"]\n"), "--target", "openai:m", "--base-url", srv.URL + "/v1", "-q",
+			"-o", filepath.Join(t.TempDir(), "r.jsonl")}, tc.args...)
+		r := run(t, args...)
+		if r.code != ExitFailed || !strings.Contains(r.err, "budget reached") || sent.Load() != tc.want {
+			t.Errorf("%v: exit %d, %d requests; want exit 1 and %d\n%s", tc.args, r.code, sent.Load(), tc.want, r.err)
+		}
+	}
+}
+
+// TestHugeShardStartsAtOnce (item 11): a shard of a plan of ten million
+// cells starts running at once, in flat memory, rather than listing the
+// plan first.
+func TestHugeShardStartsAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "huge.toml", "attacks = [\"naive\"]\ntarget_spec = \"mock\"\n")
+	out := filepath.Join(dir, "r.jsonl")
+	start := time.Now()
+	r := run(t, "matrix", "-c", cfg, "--repeats", "10000000", "--shard", "1/2", "--yes", "-q", "--max-requests", "40", "-o", out)
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("40 cells of a shard took %v", took)
+	}
+	if r.code != ExitFailed || !strings.Contains(r.err, "shard 1/2: about 5000000 of 10000000 cells") || !strings.Contains(r.err, "of about 5000000 cells") {
+		t.Errorf("exit %d\n%s", r.code, r.err)
+	}
+	lines := strings.Count(mustRead(t, out), "\n")
+	if lines != 40 {
+		t.Errorf("%d results, want 40", lines)
+	}
+	// --resume of the same shard starts at once too, and skips what is done.
+	r = run(t, "matrix", "-c", cfg, "--repeats", "10000000", "--shard", "1/2", "--yes", "-q", "--max-requests", "10", "-o", out, "--resume")
+	if r.code != ExitFailed || !strings.Contains(r.err, "resuming "+out+": 40 cells done, about 4999960 to run") {
+		t.Errorf("resume: exit %d\n%s", r.code, r.err)
+	}
+	if got := strings.Count(mustRead(t, out), "\n"); got != 50 {
+		t.Errorf("%d results after the resume, want 50", got)
 	}
 }

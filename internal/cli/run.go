@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -286,13 +287,20 @@ func (o *runOptions) execute(ctx context.Context, streams IO, src matrix.Source,
 	if err != nil || src == nil {
 		return err
 	}
-	w, src, err := o.openOutput(streams, src)
+	// planned is how many cells the run executes: the plan's, or what a
+	// shard or a resume expects until the plan has been seen whole.
+	planned, exact := src.Len(), true
+	if runner.Skip != nil {
+		planned, exact = runner.Expect, false
+	}
+	w, err := o.openOutput(streams, src, runner, &planned, &exact)
 	if err != nil {
 		return err
 	}
 	status := report.NewAggregator()
 	table := report.NewAggregator(groupBy...)
-	bar := newProgress(streams.term, src.Len(), o.Quiet)
+	counted := runner.Counted
+	bar := newProgress(streams.term, planned, o.Quiet)
 	var encode func(matrix.Result) ([]byte, error)
 	var enc report.Encoder
 	if ew, ok := w.(interface{ Encoder() (report.Encoder, bool) }); ok {
@@ -322,8 +330,23 @@ func (o *runOptions) execute(ctx context.Context, streams IO, src matrix.Source,
 	if enc != nil {
 		flush = append(flush, enc.Flush)
 	}
+	var mu sync.Mutex // Counted runs on the scheduler's goroutine
+	runner.Counted = func(n int) {
+		mu.Lock()
+		defer mu.Unlock()
+		planned, exact = n, true
+		if counted != nil {
+			counted(n)
+		}
+	}
 	runErr := runner.RunEncoded(ctx, src, encode, sink, flush...)
 	bar.finish()
+	mu.Lock()
+	of := strconv.Itoa(planned)
+	if !exact {
+		of = "about " + of
+	}
+	mu.Unlock()
 	if w != nil {
 		if err := w.Close(); err != nil && runErr == nil {
 			runErr = fmt.Errorf("writing %s: %w", o.Output, err)
@@ -334,7 +357,7 @@ func (o *runOptions) execute(ctx context.Context, streams IO, src matrix.Source,
 		fmt.Fprintf(streams.ErrOut, "cache %s: %d hits, %d misses\n", o.Cache, hits, misses)
 	}
 	sum := status.Summary()
-	writeStatus(streams.ErrOut, sum, src.Len())
+	writeStatus(streams.ErrOut, sum, of)
 	if w == nil && sum.Cells > 0 {
 		if err := table.Summary().WriteText(streams.Out); err != nil {
 			return err
@@ -348,7 +371,7 @@ func (o *runOptions) execute(ctx context.Context, streams IO, src matrix.Source,
 	}
 	switch {
 	case errors.Is(runErr, context.Canceled):
-		fmt.Fprintf(streams.ErrOut, "interrupted after %d of %d cells%s\n", sum.Cells, src.Len(), resume)
+		fmt.Fprintf(streams.ErrOut, "interrupted after %d of %s cells%s\n", sum.Cells, of, resume)
 		return runErr
 	case errors.Is(runErr, matrix.ErrStopped):
 		fmt.Fprintf(streams.ErrOut, "%v%s\n", runErr, resume)
@@ -401,15 +424,24 @@ func (o *runOptions) prepare(streams IO, src matrix.Source) (matrix.Source, *mat
 			return nil, nil, err
 		}
 	}
-	if o.shardN > 0 {
-		src = matrix.Filtered(src, func(c matrix.Cell) bool { return matrix.Shard(c.Key, o.shardN) == o.shardK-1 })
-		fmt.Fprintf(streams.ErrOut, "shard %d/%d: %d of %d cells\n", o.shardK, o.shardN, src.Len(), planned)
-		count = matrix.CountPlan(src)
-	}
+	inShard := func(c matrix.Cell) bool { return matrix.Shard(c.Key, o.shardN) == o.shardK-1 }
 	if o.DryRun {
+		if o.shardN > 0 {
+			// A preview of a plan under --max-cells: split it exactly.
+			src = matrix.Filtered(src, inShard)
+			fmt.Fprintf(streams.ErrOut, "shard %d/%d: %d of %d cells\n", o.shardK, o.shardN, src.Len(), planned)
+			count = matrix.CountPlan(src)
+		}
 		return nil, nil, o.dryRun(streams, src, count)
 	}
 	runner := o.runner()
+	if o.shardN > 0 {
+		// The shard is taken as the plan streams to the workers: the
+		// first cell starts at once and no list of cells is kept.
+		runner.Skip = func(c matrix.Cell) bool { return !inShard(c) }
+		runner.Expect = ceilDiv(planned, o.shardN)
+		fmt.Fprintf(streams.ErrOut, "shard %d/%d: about %d of %d cells\n", o.shardK, o.shardN, runner.Expect, planned)
+	}
 	if err := preflight(runner, src, o); err != nil {
 		return nil, nil, err
 	}
@@ -771,44 +803,86 @@ func preflight(r matrix.Runner, src matrix.Source, o *runOptions) error {
 	return nil
 }
 
-// openOutput opens --output (nil when results go to the table). With
-// --resume it keeps the results already there and returns the cells still
-// to run; a file whose keys are not all in the plan is refused.
-func (o *runOptions) openOutput(streams IO, src matrix.Source) (report.Writer, matrix.Source, error) {
+// openOutput opens the --output file, if any, before the first cell: nil
+// when results go to the table. With
+// --resume it keeps the results already there and has runner skip their
+// cells, lowering planned (exact says whether it is a count or an
+// expectation) by their number; a file whose keys are not all in the plan
+// is refused.
+func (o *runOptions) openOutput(streams IO, src matrix.Source, runner *matrix.Runner, planned *int, exact *bool) (report.Writer, error) {
 	if o.Output == "" {
-		return nil, src, nil
+		return nil, nil
 	}
 	_, statErr := os.Stat(o.Output)
 	if !o.Resume || errors.Is(statErr, os.ErrNotExist) {
 		w, err := report.CreateWith(o.Output, o.Force || o.Resume, report.CSVOptions{Raw: o.CSVRaw})
 		if errors.Is(err, report.ErrExists) {
-			return nil, nil, usage(fmt.Errorf("%w, or --resume to continue it", err))
+			return nil, usage(fmt.Errorf("%w, or --resume to continue it", err))
 		}
-		return w, src, err
+		return w, err
 	}
 	done, dropped, err := report.Resume(o.Output)
 	if err != nil {
-		return nil, nil, usage(err)
+		return nil, usage(err)
 	}
-	found := 0
-	rest := matrix.Filtered(src, func(c matrix.Cell) bool {
+	foreign := func(n int) error {
+		return fmt.Errorf("%s holds %d results whose keys are not in this plan: it was written by a different config (or options); use another --output, or --force to start over", o.Output, n)
+	}
+	checked := src.Len() <= resumeCheckCells
+	if checked {
+		// Small enough to check before anything runs that every result
+		// on disk is one of this plan's.
+		found := 0
+		for i := 0; i < src.Len(); i++ {
+			if done[src.Cell(i).Key] {
+				found++
+			}
+		}
+		if found != len(done) {
+			return nil, usage(foreign(len(done) - found))
+		}
+	}
+	// The cells done are skipped as the plan streams; a plan too large to
+	// check first is checked once it has been seen whole.
+	inShard, found := runner.Skip, 0
+	runner.Skip = func(c matrix.Cell) bool {
+		if inShard != nil && inShard(c) {
+			return true
+		}
 		if done[c.Key] {
 			found++
-			return false
+			return true
 		}
-		return true
-	})
-	if found != len(done) {
-		return nil, nil, usage(fmt.Errorf("%s holds %d results whose keys are not in this plan: it was written by a different config (or options); use another --output, or --force to start over", o.Output, len(done)-found))
+		return false
 	}
-	fmt.Fprintf(streams.ErrOut, "resuming %s: %d cells done, %d to run", o.Output, found, rest.Len())
+	counted := runner.Counted
+	runner.Counted = func(n int) {
+		if found != len(done) {
+			fmt.Fprintf(streams.ErrOut, "warning: %v\n", foreign(len(done)-found))
+		}
+		if counted != nil {
+			counted(n)
+		}
+	}
+	*planned = max(*planned-len(done), 0)
+	*exact = *exact && checked
+	runner.Expect = *planned
+	about := ""
+	if !*exact {
+		about = "about "
+	}
+	fmt.Fprintf(streams.ErrOut, "resuming %s: %d cells done, %s%d to run", o.Output, len(done), about, *planned)
 	if dropped > 0 {
 		fmt.Fprintf(streams.ErrOut, " (%d failed or partial lines dropped, to be rerun)", dropped)
 	}
 	fmt.Fprintln(streams.ErrOut)
-	w, err := report.Append(o.Output)
-	return w, rest, err
+	return report.Append(o.Output)
 }
+
+// resumeCheckCells bounds the plans whose every key --resume checks
+// against the results file before it runs (a second or so): a larger plan
+// starts at once and is checked as it streams.
+const resumeCheckCells = 2_000_000
 
 // writePlan prints what a run would do, without sending anything: the
 // cells per value of each axis, counted from the axes (a plan of a billion
@@ -836,14 +910,14 @@ func writePlan(w io.Writer, c matrix.Count, external bool) {
 }
 
 // writeStatus prints the summary every run ends with.
-func writeStatus(w io.Writer, s report.Summary, planned int) {
+func writeStatus(w io.Writer, s report.Summary, planned string) {
 	var parts []string
 	for _, o := range judge.Outcomes {
 		if c := s.Outcomes[o]; c > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", o, c))
 		}
 	}
-	fmt.Fprintf(w, "%d/%d cells run · attack success %s · runtime errors %d\n", s.Cells, planned, s.ASR, s.Errors)
+	fmt.Fprintf(w, "%d/%s cells run · attack success %s · runtime errors %d\n", s.Cells, planned, s.ASR, s.Errors)
 	if len(parts) > 0 {
 		fmt.Fprintf(w, "outcomes: %s\n", strings.Join(parts, ", "))
 	}
