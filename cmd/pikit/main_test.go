@@ -185,3 +185,40 @@ func atoi(s string) int {
 	}
 	return n
 }
+
+// TestSignalWithNothingInFlight (issue 20, item 12): a phase with no cell
+// in flight (here a report reading a pipe nobody writes to) ends at the
+// first SIGTERM, with exit 130, instead of waiting for cells that do not
+// exist.
+func TestSignalWithNothingInFlight(t *testing.T) {
+	bin := build(t)
+	fifo := filepath.Join(t.TempDir(), "results.jsonl")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("no named pipes: %v", err)
+	}
+	cmd := exec.Command(bin, "report", fifo)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // let it block on the pipe
+	sent := time.Now()
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+			t.Errorf("exit %v, want 130\n%s", err, stderr.String())
+		}
+		if strings.Contains(stderr.String(), "finishing cells in flight") {
+			t.Errorf("said it was finishing cells it did not have:\n%s", stderr.String())
+		}
+		t.Logf("stopped %v after SIGTERM", time.Since(sent))
+	case <-time.After(5 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("still running 5s after SIGTERM\n%s", stderr.String())
+	}
+}

@@ -13,6 +13,8 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -103,7 +105,9 @@ func Main() int {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	go watchSignals(sigs, cancel, os.Stderr, func() { os.Exit(ExitInterrupted) })
+	state := &runState{}
+	ctx = withRunState(ctx, state)
+	go watchSignals(sigs, cancel, os.Stderr, func() { os.Exit(ExitInterrupted) }, state.busy)
 	env, err := loadDotEnv("", os.Stderr)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "pikit: %s\n", termsafe.String(err.Error()))
@@ -191,9 +195,19 @@ func tuneGC() {
 	}
 }
 
-// watchSignals cancels on the first signal and calls exit on the second.
-func watchSignals(sigs <-chan os.Signal, cancel func(), errOut io.Writer, exit func()) {
+// watchSignals acts on SIGINT and SIGTERM. With cells in flight (busy),
+// the first cancels the run, which lets them finish or drops them with
+// every result so far on disk, and a second calls exit. With none (an
+// import, a plan being built, a report), the first calls exit at once:
+// there is nothing to finish, and such a phase may not watch the context.
+func watchSignals(sigs <-chan os.Signal, cancel func(), errOut io.Writer, exit func(), busy func() bool) {
 	if _, ok := <-sigs; !ok {
+		return
+	}
+	if busy == nil || !busy() {
+		fmt.Fprintln(errOut, "pikit: interrupted")
+		cancel()
+		exit()
 		return
 	}
 	fmt.Fprintln(errOut, "pikit: interrupted; finishing cells in flight (press Ctrl-C again to quit now)")
@@ -201,6 +215,30 @@ func watchSignals(sigs <-chan os.Signal, cancel func(), errOut io.Writer, exit f
 	if _, ok := <-sigs; ok {
 		exit()
 	}
+}
+
+// runState says whether a command has cells (or served sessions) in
+// flight, for watchSignals.
+type runState struct{ inFlight atomic.Int32 }
+
+func (s *runState) busy() bool { return s.inFlight.Load() > 0 }
+
+type runStateKey struct{}
+
+func withRunState(ctx context.Context, s *runState) context.Context {
+	return context.WithValue(ctx, runStateKey{}, s)
+}
+
+// running marks cells in flight until the returned function is called: a
+// first signal then lets them finish instead of ending the process.
+func running(ctx context.Context) (done func()) {
+	s, _ := ctx.Value(runStateKey{}).(*runState)
+	if s == nil {
+		return func() {}
+	}
+	s.inFlight.Add(1)
+	var once sync.Once
+	return func() { once.Do(func() { s.inFlight.Add(-1) }) }
 }
 
 // Run executes one command line and returns its exit status.

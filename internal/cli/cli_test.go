@@ -186,20 +186,41 @@ func TestInterruptedRunExits130(t *testing.T) {
 	}
 }
 
+// TestWatchSignals (item 12): with cells in flight the first signal
+// cancels and a second exits; with none, the first exits at once.
 func TestWatchSignals(t *testing.T) {
-	sigs := make(chan os.Signal, 2)
-	var cancelled, exited atomic.Bool
-	done := make(chan struct{})
-	var errOut bytes.Buffer
-	go func() {
-		watchSignals(sigs, func() { cancelled.Store(true) }, &errOut, func() { exited.Store(true) })
-		close(done)
-	}()
-	sigs <- syscall.SIGINT
-	sigs <- syscall.SIGINT
-	<-done
-	if !cancelled.Load() || !exited.Load() || !strings.Contains(errOut.String(), "interrupted") {
-		t.Errorf("cancelled %v exited %v %q", cancelled.Load(), exited.Load(), errOut.String())
+	for _, busy := range []bool{true, false} {
+		sigs := make(chan os.Signal, 2)
+		var cancelled, exited atomic.Bool
+		done := make(chan struct{})
+		var errOut bytes.Buffer
+		go func() {
+			watchSignals(sigs, func() { cancelled.Store(true) }, &errOut, func() { exited.Store(true) }, func() bool { return busy })
+			close(done)
+		}()
+		sigs <- syscall.SIGTERM
+		if busy {
+			sigs <- syscall.SIGINT
+		}
+		<-done
+		if !cancelled.Load() || !exited.Load() || !strings.Contains(errOut.String(), "interrupted") {
+			t.Errorf("busy %v: cancelled %v exited %v %q", busy, cancelled.Load(), exited.Load(), errOut.String())
+		}
+		if busy != strings.Contains(errOut.String(), "finishing cells in flight") {
+			t.Errorf("busy %v: %q", busy, errOut.String())
+		}
+	}
+	// A command marks its cells in flight while they run.
+	state := &runState{}
+	ctx := withRunState(context.Background(), state)
+	end := running(ctx)
+	if !state.busy() {
+		t.Error("running did not mark the run busy")
+	}
+	end()
+	end()
+	if state.busy() {
+		t.Error("the run is still busy after it ended")
 	}
 }
 

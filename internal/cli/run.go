@@ -339,7 +339,9 @@ func (o *runOptions) execute(ctx context.Context, streams IO, src matrix.Source,
 			counted(n)
 		}
 	}
+	stopRunning := running(ctx)
 	runErr := runner.RunEncoded(ctx, src, encode, sink, flush...)
+	stopRunning()
 	bar.finish()
 	mu.Lock()
 	of := strconv.Itoa(planned)
