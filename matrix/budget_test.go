@@ -126,3 +126,24 @@ func TestSkipStreams(t *testing.T) {
 		t.Errorf("counted %d, ran %d; want 34", n, done)
 	}
 }
+
+// A dry run's counts label channel "" of a user's own agent as reports
+// do: the payload alone, not direct injection.
+func TestCountPayloadOnly(t *testing.T) {
+	cfg := mustParse(t, "attacks = [\"naive\"]\nchannels = [\"\", \"markdown\"]")
+	cfg.Driven = "proxy"
+	g, err := Expand(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ax := range CountPlan(g).Axes {
+		if ax.Field != "channel" {
+			continue
+		}
+		if ax.Values[0].Value != "(payload only)" || ax.Values[1].Value != "markdown" {
+			t.Errorf("channels counted as %+v", ax.Values)
+		}
+		return
+	}
+	t.Fatal("no channel axis")
+}

@@ -1,6 +1,8 @@
 package matrix
 
 import (
+	"strings"
+
 	"github.com/pikit-go/pikit/attack"
 	"github.com/pikit-go/pikit/target"
 )
@@ -11,7 +13,8 @@ type Count struct {
 	Cells int
 	// Axes holds, for each of the fields "agent", "attack", "defense",
 	// "channel" and "target" (in that order), the values in plan order with
-	// their numbers of cells. A direct channel is "(direct)".
+	// their numbers of cells. A direct channel is "(direct)"; channel "" of
+	// a user's own agent is "(payload only)", as reports have it.
 	Axes []AxisCount
 	// MaxCalls is the most model calls the plan may make: max_steps per
 	// cell, plus one per cell for an LLM judge. NetworkCalls is the part of
@@ -151,7 +154,7 @@ func (c *counter) add(src Source) {
 			c.tally("agent", cell.Agent, 1)
 			c.tally("attack", cell.Attack.Name, 1)
 			c.tally("defense", cell.Defense.Name, 1)
-			c.tally("channel", channelLabel(cell.Channel.Name), 1)
+			c.tally("channel", channelLabel(cell.Agent, cell.Channel.Name), 1)
 		}
 	}
 }
@@ -172,16 +175,22 @@ func (c *counter) grid(g *Grid) {
 			c.tally("defense", df.spec.Name, b.size/d)
 		}
 		for _, cn := range b.channels {
-			c.tally("channel", channelLabel(cn.spec.Name), b.size/ch)
+			c.tally("channel", channelLabel(b.agent, cn.spec.Name), b.size/ch)
 		}
 	}
 }
 
-func channelLabel(name string) string {
-	if name == DirectChannel {
-		return "(direct)"
+// channelLabel names a channel in counts as reports group it: channel ""
+// is direct injection, except for a user's own agent (the proxy's, a
+// runtime's), where it is the payload alone in a tool result.
+func channelLabel(agent, name string) string {
+	if name != DirectChannel {
+		return name
 	}
-	return name
+	if agent == "proxy" || strings.HasPrefix(agent, "runtime:") {
+		return "(payload only)"
+	}
+	return "(direct)"
 }
 
 func addSat(a, b int) int {

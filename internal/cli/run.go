@@ -407,6 +407,9 @@ func (o *runOptions) prepare(streams IO, src matrix.Source) (matrix.Source, *mat
 		}
 		return nil, nil, usage(fmt.Errorf("%s: no cell of the plan runs the adaptive attack (add --attacks adaptive)", flag))
 	}
+	if o.JudgeTarget != "" && !slices.ContainsFunc(matrix.Configs(src), func(c *matrix.Config) bool { return c.JudgeType == "llm" }) {
+		return nil, nil, usage(errors.New("--judge-target: no cell of the plan uses the llm judge, so no judge model is asked (add --judge llm)"))
+	}
 	count := matrix.CountPlan(src)
 	planned := count.Cells
 	if o.DryRun && o.shardN > 0 && o.MaxCells > 0 && planned > o.MaxCells {

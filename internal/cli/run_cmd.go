@@ -98,6 +98,11 @@ which tool result carried the payload, which sinks fired, and the verdict.`,
 				o.Target = o.Model
 				fmt.Fprintln(streams.ErrOut, "warning: --model is deprecated; use --target")
 			}
+			for _, pair := range [][2]string{{"attack", "attacks"}, {"defense", "defenses"}} {
+				if cmd.Flags().Changed(pair[0]) && cmd.Flags().Changed(pair[1]) {
+					return usage(fmt.Errorf("--%s and --%s both choose the %s: give one (--%s takes a comma-separated list)", pair[0], pair[1], pair[1], pair[1]))
+				}
+			}
 			if err := o.complete(cmd); err != nil {
 				return err
 			}

@@ -23,11 +23,12 @@ const showData = "Quarterly revenue rose 4% on strong subscription renewals."
 func newShowCmd(streams IO) *cobra.Command {
 	o := &showOptions{}
 	cmd := &cobra.Command{
-		Use:   "show attacks|defenses|channels [NAME...]",
+		Use:   "show attacks|defenses|detectors|channels [NAME...]",
 		Short: "Preview methods offline, each applied to the same task",
 		Long: `Show what each method does to one task before spending tokens: an attack's
 worded payload, a defense's hardened prompt (around data carrying the payload),
-or a channel's tainted carrier. Nothing is sent anywhere.`,
+a detector's verdicts on the data with and without the payload, or a
+channel's tainted carrier. Nothing is sent anywhere.`,
 		Example: `  pikit show attacks combined important_instructions
   pikit show channels unicode_hidden --task "Reply with PWNED."`,
 		Args: args(cobra.MinimumNArgs(1)),
@@ -42,11 +43,13 @@ or a channel's tainted carrier. Nothing is sent anywhere.`,
 			case "attacks", "attack":
 				reg = attack.Registry
 			case "defenses", "defense":
-				reg = defense.Registry
+				reg = defenseNames{} // a defenses list names detectors too
+			case "detectors", "detector":
+				reg = defense.Detectors
 			case "channels", "channel":
 				reg = channel.Registry
 			default:
-				return usage(fmt.Errorf("unknown kind %q; show takes attacks, defenses or channels", kind))
+				return usage(fmt.Errorf("unknown kind %q; show takes attacks, defenses, detectors or channels", kind))
 			}
 			if len(names) == 0 {
 				names = reg.Names()
@@ -64,7 +67,11 @@ or a channel's tainted carrier. Nothing is sent anywhere.`,
 				if i > 0 {
 					fmt.Fprintln(streams.Out)
 				}
-				fmt.Fprintf(streams.Out, "── %s %s\n%s\n", strings.TrimSuffix(kind, "s"), n, text)
+				label := strings.TrimSuffix(kind, "s")
+				if defense.IsDetector(n) {
+					label = "detector"
+				}
+				fmt.Fprintf(streams.Out, "── %s %s\n%s\n", label, n, text)
 				// The options, with their defaults and where they differ
 				// from the Python pikit's.
 				if info, ok := reg.Lookup(n); ok && len(info.Options) > 0 {
@@ -94,7 +101,22 @@ func (o *showOptions) preview(kind, name string) (string, error) {
 			return "", err
 		}
 		return a.Inject(o.Instruction, o.Task), nil
-	case "defense":
+	case "defense", "detector":
+		if defense.IsDetector(name) {
+			d, err := defense.NewDetector(name, nil, 0)
+			if err != nil {
+				return "", err
+			}
+			verdict := func(text string) string {
+				v := d.Detect(text)
+				out := fmt.Sprintf("flagged %v, score %.2f", v.Flagged, v.Score)
+				if v.Reason != "" {
+					out += ": " + v.Reason
+				}
+				return out
+			}
+			return fmt.Sprintf("the data alone: %s\nwith the task:  %s", verdict(showData), verdict(showData+"\n"+o.Task)), nil
+		}
 		d, err := defense.New(name, nil, 0)
 		if err != nil {
 			return "", err
@@ -110,4 +132,17 @@ func (o *showOptions) preview(kind, name string) (string, error) {
 		data = s.Sample()
 	}
 	return ch.Taint(data, o.Task)
+}
+
+// defenseNames is the name space of a config's defenses list: prevention
+// defenses and detectors together.
+type defenseNames struct{}
+
+func (defenseNames) Names() []string      { return defense.AllNames() }
+func (defenseNames) Check(n string) error { return defense.Check(n) }
+func (defenseNames) Lookup(n string) (method.Info, bool) {
+	if info, ok := defense.Registry.Lookup(n); ok {
+		return info, true
+	}
+	return defense.Detectors.Lookup(n)
 }
