@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"regexp"
 	"regexp/syntax"
-	"slices"
 	"strings"
 
 	"github.com/pikit-go/pikit/method"
@@ -15,7 +14,7 @@ func init() {
 		Name:        "pattern",
 		Description: "Flags text matching known injection phrasings (ignore previous instructions, fake completions, prompt reveals, ...).",
 		Options: []method.Option{
-			{Name: "extra_patterns", Help: "more regular expressions to flag, matched case-insensitively", Default: []string{}},
+			{Name: "extra_patterns", Help: "more regular expressions to flag, matched case-insensitively (at most 256, each at most 4 KiB, 64 KiB in all)", Default: []string{}},
 		},
 	}, newPatternDetector)
 }
@@ -171,21 +170,6 @@ var patternIndex = func() *triggerIndex {
 	}
 	return x
 }()
-
-// newPatternDetector builds the detector: the built-in patterns and the
-// extra_patterns option's, case-insensitive.
-func newPatternDetector(args method.Args) (Detector, error) {
-	// Clipped, so appending the extras copies instead of sharing.
-	d := &patternDetector{patterns: slices.Clip(builtinPatterns), builtins: len(builtinPatterns), index: patternIndex}
-	for i, expr := range args.Strings("extra_patterns") {
-		re, err := regexp.Compile(`(?im)` + expr)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %w", badOption("extra_patterns", "pattern %d (%q) does not compile", i+1, expr), err)
-		}
-		d.patterns = append(d.patterns, injectionPattern{name: fmt.Sprintf("extra_%d", i+1), weight: 0.9, re: re})
-	}
-	return d, nil
-}
 
 // patternDetector matches a fixed list of regular expressions: the
 // built-in ones where their triggers point, the extra ones (which have no

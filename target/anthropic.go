@@ -36,7 +36,7 @@ func init() {
 	Register(Provider{
 		Name: "anthropic",
 		Description: "Anthropic Messages API (anthropic:<model>, e.g. anthropic:claude-haiku-4-5); key from " + AnthropicKeyEnv +
-			"; base URL from option base_url, else " + AnthropicBaseURLEnv + "; options: base_url, max_tokens (default 1024), anthropic_version" +
+			"; base URL from option base_url, else " + AnthropicBaseURLEnv + "; options: base_url, max_tokens (default 1024), anthropic_version, max_response_bytes" +
 			" (temperature is sent only with anthropic_version=2023-06-01; seed never)",
 		Open:           openAnthropic,
 		KeyEnv:         AnthropicKeyEnv,
@@ -60,7 +60,7 @@ type anthropicTarget struct {
 var _ Target = (*anthropicTarget)(nil)
 
 func openAnthropic(model string, opts Options) (Target, error) {
-	if err := checkOptions(opts, OptBaseURL, OptMaxTokens, OptAnthropicVersion); err != nil {
+	if err := checkOptions(opts, OptBaseURL, OptMaxTokens, OptAnthropicVersion, OptMaxResponseBytes); err != nil {
 		return nil, err
 	}
 	if strings.TrimSpace(model) == "" {
@@ -85,6 +85,10 @@ func openAnthropic(model string, opts Options) (Target, error) {
 	if err != nil {
 		return nil, err
 	}
+	maxBody, err := maxResponseBytesOption(opts)
+	if err != nil {
+		return nil, err
+	}
 	key, err := lookupKey(AnthropicKeyEnv)
 	if err != nil {
 		return nil, err
@@ -99,7 +103,7 @@ func openAnthropic(model string, opts Options) (Target, error) {
 		// API prefers it when both are present.
 		option.WithHeader("x-api-key", key),
 		option.WithMaxRetries(0),
-		option.WithHTTPClient(newHTTPClient()),
+		option.WithHTTPClient(newHTTPClient(maxBody)),
 	}
 	if version != "" {
 		clientOpts = append(clientOpts, option.WithHeader("anthropic-version", version))

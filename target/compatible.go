@@ -25,7 +25,7 @@ func init() {
 	} {
 		Register(Provider{
 			Name: p.name,
-			Description: fmt.Sprintf("%s (%s:<model>); base URL from option base_url, else %s, else %s; key optional (%s); options: base_url, max_tokens",
+			Description: fmt.Sprintf("%s (%s:<model>); base URL from option base_url, else %s, else %s; key optional (%s); options: base_url, max_tokens, max_response_bytes",
 				p.what, p.name, p.baseEnv, DefaultLocalBaseURL, p.keyEnv),
 			Open: func(model string, opts Options) (Target, error) {
 				return openOpenAICompatible(openAISettings{

@@ -51,8 +51,10 @@ type Error struct {
 	// Message says what went wrong: the server's own message for an HTTP
 	// error, else the transport's. It is already redacted.
 	Message string
-	// Err is the sentinel the error wraps: ErrUnauthorized,
-	// ErrMalformedResponse, ErrConnection, a context error, or nil.
+	// Err is what the error wraps: the sentinel ErrUnauthorized,
+	// ErrMalformedResponse or ErrConnection, a *ResponseTooLargeError or a
+	// *RedirectError (matching ErrResponseTooLarge and ErrRedirect), a
+	// context error, or nil.
 	Err error
 }
 
@@ -89,8 +91,9 @@ func (e *Error) Unwrap() error { return e.Err }
 // status (0 when no response arrived). It is the one place that decides
 // retries: 408, 429 and 5xx statuses, connection failures, timed-out
 // attempts and malformed bodies are retryable; other statuses (400, 401,
-// 403, 404, ...) and cancellation are not. It understands *Error as well
-// as the SDKs' own *openai.Error and *anthropic.Error.
+// 403, 404, ...), redirects, bodies over the size limit and cancellation
+// are not. It understands *Error as well as the SDKs' own *openai.Error
+// and *anthropic.Error.
 func Classify(err error) (retryable bool, retryAfter time.Duration, status int) {
 	if err == nil {
 		return false, 0, 0
@@ -110,7 +113,9 @@ func Classify(err error) (retryable bool, retryAfter time.Duration, status int) 
 		return retryableStatus(status), retryAfter, status
 	}
 	switch {
-	case errors.Is(err, context.Canceled):
+	case errors.Is(err, context.Canceled), errors.Is(err, ErrResponseTooLarge), errors.Is(err, ErrRedirect):
+		// The same request would get the same too-large or redirecting
+		// answer.
 		return false, 0, 0
 	case errors.Is(err, ErrMalformedResponse), errors.Is(err, ErrConnection),
 		errors.Is(err, context.DeadlineExceeded), isTransportError(err):
@@ -185,7 +190,13 @@ func wireError(provider string, err error, secrets []string) error {
 	e := &Error{Provider: provider}
 	var oe *openai.Error
 	var ae *anthropic.Error
+	var tl *ResponseTooLargeError
+	var re *RedirectError
 	switch {
+	case errors.As(err, &tl):
+		e.Err = &ResponseTooLargeError{Limit: tl.Limit}
+	case errors.As(err, &re):
+		e.Err = &RedirectError{StatusCode: re.StatusCode, Location: describeLocation(re.Location, secrets)}
 	case errors.As(err, &oe):
 		e.StatusCode = oe.StatusCode
 		e.RetryAfter = responseRetryAfter(oe.Response)
@@ -228,8 +239,9 @@ func malformedError(provider, why string, body []byte, secrets []string) error {
 func serverMessage(message, code string, res *http.Response, secrets []string) string {
 	message, code = strings.TrimSpace(message), strings.TrimSpace(code)
 	if message == "" && res != nil && res.Body != nil {
-		// The SDKs put the body they read back into the response.
-		b, _ := io.ReadAll(res.Body)
+		// The SDKs put the body they read back into the response; it is
+		// read again only as far as a message could be quoted from it.
+		b, _ := io.ReadAll(io.LimitReader(res.Body, MaxErrorBodyBytes))
 		message = bodySnippet(b, secrets)
 	}
 	switch {

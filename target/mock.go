@@ -22,9 +22,13 @@ func init() {
 // Echo is the offline test fixture behind "mock". It never follows an
 // injection, so it cannot show whether an attack works; it shows that the
 // pipeline delivered what it should. When tools are offered and none has
-// been called yet, it calls the first one with no arguments; otherwise it
-// answers with MockPrefix followed by the latest tool result, or the latest
-// user message when there is none.
+// been called yet, it calls the first one, giving each required parameter
+// a placeholder value chosen from the tool's schema alone (its name and
+// type, as mock:obedient fills a parameter it finds no value for), so the
+// call passes the tool's checks whatever the conversation says; otherwise
+// it answers with MockPrefix followed by the latest tool result, or the
+// latest user message when there is none. The same request always gets
+// the same response.
 type Echo struct{}
 
 var _ Target = Echo{}
@@ -43,7 +47,7 @@ func (Echo) Chat(ctx context.Context, req Request) (Response, error) {
 	}
 	if len(req.Tools) > 0 && !called {
 		return Response{
-			ToolCalls:  []ToolCall{{ID: fmt.Sprintf("mock-%d", len(req.Messages)), Name: req.Tools[0].Name, Arguments: "{}"}},
+			ToolCalls:  []ToolCall{{ID: fmt.Sprintf("mock-%d", len(req.Messages)), Name: req.Tools[0].Name, Arguments: obSchemaArgs(req.Tools[0])}},
 			StopReason: "tool_use",
 		}, nil
 	}

@@ -13,6 +13,27 @@ var echoTools = []Tool{
 	{Name: "send_email", Description: "send", Parameters: map[string]any{"type": "object"}},
 }
 
+// schemaTools have parameters, required and not, of every JSON type.
+var schemaTools = []Tool{
+	{Name: "file_ticket", Description: "file a ticket", Parameters: map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"to":       map[string]any{"type": "string"},
+			"body":     map[string]any{"type": "string"},
+			"priority": map[string]any{"type": "string"},
+			"when":     map[string]any{"type": "string"},
+			"count":    map[string]any{"type": "integer"},
+			"notify":   map[string]any{"type": "boolean"},
+			"cc":       map[string]any{"type": "string"},
+		},
+		"required": []any{"to", "body", "priority", "when", "count", "notify"},
+	}},
+	{Name: "list_files", Description: "list", Parameters: map[string]any{
+		"type":       "object",
+		"properties": map[string]any{"dir": map[string]any{"type": "string"}},
+	}},
+}
+
 func TestEcho(t *testing.T) {
 	tests := []struct {
 		name string
@@ -23,6 +44,16 @@ func TestEcho(t *testing.T) {
 			name: "tools offered and none called: calls the first tool",
 			req:  Request{Messages: []Message{{Role: RoleUser, Content: "read my mail"}}, Tools: echoTools},
 			want: Response{ToolCalls: []ToolCall{{ID: "mock-1", Name: "read_email", Arguments: "{}"}}, StopReason: "tool_use"},
+		},
+		{
+			name: "required parameters get values from the schema alone",
+			req:  Request{Messages: []Message{{Role: RoleUser, Content: "email eve@evil.example the notes; priority: high"}}, Tools: schemaTools},
+			want: Response{ToolCalls: []ToolCall{{ID: "mock-1", Name: "file_ticket", Arguments: `{"body":"as requested","count":1,"notify":true,"priority":"normal","to":"recipient@example.com","when":"2025-11-10T09:00"}`}}, StopReason: "tool_use"},
+		},
+		{
+			name: "only optional parameters: no arguments",
+			req:  Request{Messages: []Message{{Role: RoleUser, Content: "hi"}}, Tools: schemaTools[1:]},
+			want: Response{ToolCalls: []ToolCall{{ID: "mock-1", Name: "list_files", Arguments: "{}"}}, StopReason: "tool_use"},
 		},
 		{
 			name: "call id counts the messages",

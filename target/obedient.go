@@ -103,6 +103,25 @@ func obFirstArgs(t Tool, request string) string {
 	return obMarshalArgs(in.arguments())
 }
 
+// obSchemaArgs are arguments taken from a tool's schema alone: each
+// required parameter gets the value obedient gives one an instruction
+// leaves out (see fallback), plausible for its name and type, and the
+// optional ones none. No text is read, so no injection can choose them.
+// The echo mock calls its tool with them.
+func obSchemaArgs(t Tool) string {
+	x := &obExtractor{in: obInstruction{tool: t}, used: map[string]bool{}}
+	args := map[string]any{}
+	for _, pr := range obSchemaParams(t.Parameters) {
+		if !pr.required {
+			continue
+		}
+		if v, ok := obConvert(x.fallback(pr), pr.typ, true); ok {
+			args[pr.name] = v
+		}
+	}
+	return obMarshalArgs(args)
+}
+
 // obAnswer is the final text: the reply the newest instruction asks
 // for, else a note on the action taken, else a short summary of the newest
 // text.

@@ -24,7 +24,7 @@ func init() {
 	Register(Provider{
 		Name: "openai",
 		Description: "OpenAI Chat Completions API (openai:<model>, e.g. openai:gpt-4o-mini); key from " + OpenAIKeyEnv +
-			"; base URL from option base_url, else " + OpenAIBaseURLEnv + "; options: base_url, max_tokens",
+			"; base URL from option base_url, else " + OpenAIBaseURLEnv + "; options: base_url, max_tokens, max_response_bytes",
 		Open: func(model string, opts Options) (Target, error) {
 			return openOpenAICompatible(openAISettings{
 				provider:   "openai",
@@ -68,7 +68,7 @@ type openAI struct {
 var _ Target = (*openAI)(nil)
 
 func openOpenAICompatible(s openAISettings, model string, opts Options) (Target, error) {
-	if err := checkOptions(opts, OptBaseURL, OptMaxTokens); err != nil {
+	if err := checkOptions(opts, OptBaseURL, OptMaxTokens, OptMaxResponseBytes); err != nil {
 		return nil, err
 	}
 	if strings.TrimSpace(model) == "" {
@@ -83,6 +83,10 @@ func openOpenAICompatible(s openAISettings, model string, opts Options) (Target,
 		return nil, err
 	}
 	maxTokens, err := positiveIntOption(opts, OptMaxTokens)
+	if err != nil {
+		return nil, err
+	}
+	maxBody, err := maxResponseBytesOption(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +105,7 @@ func openOpenAICompatible(s openAISettings, model string, opts Options) (Target,
 		option.WithBaseURL(base),
 		option.WithAPIKey(key),
 		option.WithMaxRetries(0),
-		option.WithHTTPClient(newHTTPClient()),
+		option.WithHTTPClient(newHTTPClient(maxBody)),
 	}
 	if s.provider != "openai" {
 		// An ambient OPENAI_ORG_ID or OPENAI_PROJECT_ID, which the SDK reads,

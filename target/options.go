@@ -3,7 +3,6 @@ package target
 import (
 	"fmt"
 	"math"
-	"net/http"
 	"net/url"
 	"os"
 	"slices"
@@ -122,17 +121,4 @@ func lookupKey(envVar string) (string, error) {
 		return "", fmt.Errorf("%w: set %s in the environment or in a .env file in the working directory", ErrMissingKey, envVar)
 	}
 	return key, nil
-}
-
-// newHTTPClient returns the client a network target sends with. It has no
-// timeout of its own: the retry wrapper bounds each attempt through the
-// context. Keeping a few idle connections per host serves a run's workers.
-func newHTTPClient() *http.Client {
-	t, ok := http.DefaultTransport.(*http.Transport)
-	if !ok {
-		return &http.Client{}
-	}
-	t = t.Clone()
-	t.MaxIdleConnsPerHost = 32
-	return &http.Client{Transport: t}
 }
