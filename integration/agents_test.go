@@ -215,6 +215,10 @@ func TestRealAgentsThroughProxy(t *testing.T) {
 			if bytes.Contains(raw, []byte(key)) {
 				t.Error("the API key reached the results file")
 			}
+			// Every framework sends mailbox.SYSTEM; the proxy records it.
+			if n := bytes.Count(raw, []byte(`"system":"You are an email assistant.`)); n != want {
+				t.Errorf("%d of %d results record the agent's system prompt in trace_data.system", n, want)
+			}
 			if run.path != "" {
 				mu.Lock()
 				n := paths[run.path] - before

@@ -19,7 +19,7 @@ type anthropicFormat struct{}
 func (anthropicFormat) name() string { return "anthropic_messages" }
 
 func (anthropicFormat) parseRequest(body map[string]any) request {
-	req := request{calls: map[string]target.ToolCall{}, model: str(body, "model")}
+	req := request{calls: map[string]target.ToolCall{}, model: str(body, "model"), system: text(body["system"])}
 	req.stream, _ = body["stream"].(bool)
 	for _, it := range list(body, "messages") {
 		m, ok := it.(map[string]any)
@@ -50,7 +50,8 @@ func (anthropicFormat) parseRequest(body map[string]any) request {
 				id := str(block, "tool_use_id")
 				req.results = append(req.results, toolResult{
 					callID: id, name: req.calls[id].Name, text: text(block["content"]),
-					set: func(s string) { block["content"] = s },
+					content: block["content"], partType: "text",
+					set: func(v any) { block["content"] = v },
 				})
 			}
 		}

@@ -25,6 +25,8 @@ func (chatFormat) parseRequest(body map[string]any) request {
 			continue
 		}
 		switch str(m, "role") {
+		case "system", "developer":
+			req.system = joinText(req.system, text(m["content"]))
 		case "user":
 			if req.user == "" {
 				req.user = text(m["content"])
@@ -41,7 +43,8 @@ func (chatFormat) parseRequest(body map[string]any) request {
 			id := str(m, "tool_call_id")
 			req.results = append(req.results, toolResult{
 				callID: id, name: req.calls[id].Name, text: text(m["content"]),
-				set: func(s string) { m["content"] = s },
+				content: m["content"], partType: "text",
+				set: func(v any) { m["content"] = v },
 			})
 		}
 	}
@@ -163,10 +166,7 @@ func (chatFormat) toRequest(body map[string]any) target.Request {
 		m, _ := it.(map[string]any)
 		switch role := str(m, "role"); role {
 		case "system", "developer":
-			if req.System != "" {
-				req.System += "\n\n"
-			}
-			req.System += text(m["content"])
+			req.System = joinText(req.System, text(m["content"]))
 		case "user":
 			req.Messages = append(req.Messages, target.Message{Role: target.RoleUser, Content: text(m["content"])})
 		case "assistant":

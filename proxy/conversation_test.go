@@ -137,7 +137,7 @@ func TestConversation(t *testing.T) {
 				read := a1.calls[0]
 				history = append(history, msg{role: "assistant", text: a1.text, calls: a1.calls}, msg{role: "tool", callID: read.id, name: read.name, text: inboxText})
 				seen := append([]msg(nil), history...)
-				seen[len(seen)-1].text, seen[len(seen)-1].plain = tainted, true
+				seen[len(seen)-1].text, seen[len(seen)-1].parts = tainted, []string{inboxText, delivery}
 
 				a2 := turn("sink", seen)
 				if len(a2.calls) != 1 || a2.calls[0].name != "send_email" {
@@ -241,8 +241,8 @@ func TestTaintRules(t *testing.T) {
 		{name: "append", rules: []Rule{{Tool: "read_*", Mode: ModeAppend}}, wantA: glue(a, delivery), wantB: glue(b, delivery), tainted: "ab"},
 		{name: "prepend", rules: []Rule{{Tool: "read_*", Mode: ModePrepend}}, wantA: glue(delivery, a), wantB: glue(delivery, b), tainted: "ab"},
 		{name: "replace", rules: []Rule{{Tool: "*", Mode: ModeReplace}}, wantA: delivery, wantB: delivery, tainted: "ab"},
-		{name: "insert at the marker, append without one", rules: []Rule{{Tool: "read_inbox", Mode: ModeInsert, Marker: marker}},
-			wantA: strings.Replace(a, marker, delivery, 1), wantB: glue(b, delivery), tainted: "ab"},
+		{name: "insert after the marker, append without one", rules: []Rule{{Tool: "read_inbox", Mode: ModeInsert, Marker: marker}},
+			wantA: strings.Replace(a, marker, marker+"\n"+delivery+"\n", 1), wantB: glue(b, delivery), tainted: "ab"},
 		{name: "carrier", rules: []Rule{{Tool: "read_*", Mode: ModeCarrier}}, drive: func(d *matrix.Drive) { d.Channel = fakeChannel{} },
 			wantA: "carrier[" + a + "|" + payload + "]", wantB: "carrier[" + b + "|" + payload + "]", tainted: "ab"},
 		{name: "carrier without a channel appends", rules: []Rule{{Tool: "read_*", Mode: ModeCarrier}}, wantA: glue(a, delivery), wantB: glue(b, delivery), tainted: "ab"},

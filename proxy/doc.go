@@ -13,6 +13,14 @@
 // those of sink tools. It never executes anything: the agent runs its own
 // tools, and the proxy only sees, and records, what the model asked for.
 //
+// The proxy holds pikit's API key; the agent does not. The agent's own
+// credentials are dropped from what it sends (and pikit's key added, for
+// the named upstream alone: redirects are relayed to the agent, never
+// followed), a Driver gives the agent a placeholder key and none of the
+// user's other secrets, and requests a web page could send (another Host,
+// DNS rebinding; an Origin not on this machine) are refused before
+// anything is read.
+//
 // One agent run is one session, and one session is one cell of a plan. A
 // Driver runs an agent command once per cell (pikit proxy run); Serve
 // hands cells to sessions that agents open themselves (pikit proxy serve).

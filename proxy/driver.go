@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/pikit-go/pikit/agent"
+	"github.com/pikit-go/pikit/internal/agentenv"
 	"github.com/pikit-go/pikit/internal/procgroup"
 	"github.com/pikit-go/pikit/matrix"
 )
@@ -25,6 +27,15 @@ const (
 	EnvSession = "PIKIT_SESSION"   // the session (cell) id
 	EnvProxy   = "PIKIT_PROXY_URL" // the proxy's address
 )
+
+// PlaceholderKey is the API key an agent command gets in OPENAI_API_KEY
+// and ANTHROPIC_API_KEY, whatever pikit's environment holds: SDKs refuse
+// to start without a key, and the proxy drops the agent's and sends
+// pikit's own, to the upstream alone.
+const PlaceholderKey = "pikit-proxy"
+
+// placeholderKeys are the variables an agent gets PlaceholderKey in.
+var placeholderKeys = []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY"}
 
 // Driver runs an agent command once per cell, its model traffic through
 // the proxy. It implements matrix.Driver.
@@ -39,6 +50,10 @@ type Driver struct {
 	Timeout time.Duration
 	// Dir is the command's working directory ("" for pikit's).
 	Dir string
+	// PassEnv names variables of pikit's environment that the command
+	// gets although they look like secrets (--pass-env); every other
+	// secret (agentenv.Secret) is withheld from it. See CheckPassEnv.
+	PassEnv []string
 
 	rules ruleCache
 }
@@ -66,12 +81,63 @@ func (d *Driver) Drive(ctx context.Context, dr matrix.Drive) (agent.Trace, error
 		return tr, runErr
 	}
 	if tr.ModelCalls == 0 {
-		if errs := s.Errors(); len(errs) > 0 {
-			return tr, fmt.Errorf("no model request of the agent command was answered (%d failed): %s", len(errs), errs[0])
+		if why := s.unanswered(); why != "" {
+			return tr, fmt.Errorf("no model request of the agent command was answered: %s", why)
 		}
 		return tr, fmt.Errorf("the agent command sent no model request through the proxy: does it read %s or OPENAI_BASE_URL / ANTHROPIC_BASE_URL? (%d other requests passed)", EnvSession, s.Passed())
 	}
 	return tr, nil
+}
+
+// CheckPassEnv says why a variable cannot be passed to the agent with
+// --pass-env: not a variable's name, a provider key the agent gets as a
+// placeholder, or a variable the proxy sets itself.
+func CheckPassEnv(name string) error {
+	if !agentenv.ValidName(name) {
+		return fmt.Errorf("%q is not a variable name (letters, digits and _, not starting with a digit)", name)
+	}
+	if slices.Contains(placeholderKeys, name) {
+		return fmt.Errorf("the agent gets %s=%s, a placeholder, always: the proxy drops the agent's key and sends yours to the upstream itself, so the agent never needs the real one (and a client that bypassed the proxy would spend it)", name, PlaceholderKey)
+	}
+	for _, kv := range Env("", "") {
+		if k, _, _ := strings.Cut(kv, "="); k == name {
+			return fmt.Errorf("the proxy sets %s for each run of the agent itself", name)
+		}
+	}
+	return nil
+}
+
+// environ returns the environment of the agent command: pikit's without
+// its secrets (but those PassEnv names), then proxy (the variables that
+// point it at its session) and the placeholder keys. withheld names what
+// the agent does not get, sorted: never values.
+func (d *Driver) environ(proxy []string) (env, withheld []string) {
+	extra := slices.Clone(proxy)
+	for _, k := range placeholderKeys {
+		extra = append(extra, k+"="+PlaceholderKey)
+	}
+	env, dropped := agentenv.Filter(os.Environ(), d.PassEnv, extra)
+	// A base URL the proxy replaces with its own is not withheld; a key
+	// it replaces with the placeholder is.
+	set := map[string]bool{}
+	for _, kv := range proxy {
+		k, _, _ := strings.Cut(kv, "=")
+		set[k] = true
+	}
+	for _, k := range dropped {
+		if !set[k] {
+			withheld = append(withheld, k)
+		}
+	}
+	return env, withheld
+}
+
+// Withheld names the variables of pikit's environment that the agent
+// command does not get (its secrets, but those PassEnv names), sorted;
+// never their values.
+func (d *Driver) Withheld() []string {
+	_, w := d.environ(Env("", ""))
+	return w
 }
 
 // ruleCache parses each config's [proxy] rules once; the drivers share
@@ -134,15 +200,7 @@ func (d *Driver) run(ctx context.Context, id string) (string, error) {
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = d.Dir
-	cmd.Env = append(os.Environ(), env...)
-	if os.Getenv("OPENAI_API_KEY") == "" {
-		// SDKs refuse to start without a key; the proxy sends the real one
-		// (or none) itself.
-		cmd.Env = append(cmd.Env, "OPENAI_API_KEY=pikit-proxy")
-	}
-	if os.Getenv("ANTHROPIC_API_KEY") == "" {
-		cmd.Env = append(cmd.Env, "ANTHROPIC_API_KEY=pikit-proxy")
-	}
+	cmd.Env, _ = d.environ(env)
 	stdout, stderr := procgroup.NewTail(maxOutput), procgroup.NewTail(maxOutput)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	procgroup.Set(cmd)

@@ -247,3 +247,26 @@ func TestDriverRequestsFailed(t *testing.T) {
 		t.Errorf("err %v, want the upstream's 401", err)
 	}
 }
+
+// TestDriverRefusedRequestNamed: an agent whose only request the proxy
+// refused (too large, not JSON) ends with that refusal as its cell's
+// error, not with "sent no model request".
+func TestDriverRefusedRequestNamed(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ agent, want string }{
+		{"raw:big", "the agent's only request was refused: 413 body over 32 MiB"},
+		{"raw:notjson", "the agent's only request was refused: 400 the openai_chat request body is not a JSON object"},
+	} {
+		t.Run(tc.agent, func(t *testing.T) {
+			t.Setenv(envAgent, tc.agent)
+			d := newDriver(t, exe)
+			_, err := d.Drive(t.Context(), offlineDrive())
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err %v, want %q", err, tc.want)
+			}
+		})
+	}
+}

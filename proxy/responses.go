@@ -17,7 +17,7 @@ type responsesFormat struct{}
 func (responsesFormat) name() string { return "openai_responses" }
 
 func (responsesFormat) parseRequest(body map[string]any) request {
-	req := request{calls: map[string]target.ToolCall{}, model: str(body, "model")}
+	req := request{calls: map[string]target.ToolCall{}, model: str(body, "model"), system: str(body, "instructions")}
 	req.stream, _ = body["stream"].(bool)
 	if s, ok := body["input"].(string); ok {
 		req.user = s
@@ -36,11 +36,17 @@ func (responsesFormat) parseRequest(body map[string]any) request {
 			id := str(m, "call_id")
 			req.results = append(req.results, toolResult{
 				callID: id, name: req.calls[id].Name, text: text(m["output"]),
-				set: func(s string) { m["output"] = s },
+				content: m["output"], partType: "input_text",
+				set: func(v any) { m["output"] = v },
 			})
-		case (typ == "" || typ == "message") && str(m, "role") == "user":
-			if req.user == "" {
-				req.user = text(m["content"])
+		case typ == "" || typ == "message":
+			switch str(m, "role") {
+			case "user":
+				if req.user == "" {
+					req.user = text(m["content"])
+				}
+			case "system", "developer":
+				req.system = joinText(req.system, text(m["content"]))
 			}
 		}
 	}
@@ -205,10 +211,7 @@ func (responsesFormat) toRequest(body map[string]any) target.Request {
 		case "", "message":
 			switch str(m, "role") {
 			case "system", "developer":
-				if req.System != "" {
-					req.System += "\n\n"
-				}
-				req.System += text(m["content"])
+				req.System = joinText(req.System, text(m["content"]))
 			case "user":
 				req.Messages = append(req.Messages, target.Message{Role: target.RoleUser, Content: text(m["content"])})
 			case "assistant":

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"path"
 	"slices"
 	"strings"
 
@@ -18,7 +17,7 @@ const (
 	ModeAppend  = "append"  // the result, then the payload
 	ModePrepend = "prepend" // the payload, then the result
 	ModeReplace = "replace" // the payload instead of the result
-	ModeInsert  = "insert"  // the payload in place of a marker in the result
+	ModeInsert  = "insert"  // the payload on a line of its own after a marker in the result
 	ModeCarrier = "carrier" // the real result is the channel's carrier
 )
 
@@ -29,14 +28,16 @@ type Rule struct {
 	// Tool is a glob of tool names ("read_*"); "*" for any tool.
 	Tool string
 	// Args, when set, must all match the call's arguments: each a glob
-	// over the argument's value as text ("*@example.com").
+	// over the argument's value as text ("*@example.com",
+	// "*acme.example*", "*.eml"); * crosses '/' (see globMatch).
 	Args map[string]string
 	// Nth, when positive, taints only the nth call the rule matches in a
 	// session (1 for the first); 0 taints every one.
 	Nth int
 	// Mode is one of append, prepend, replace, insert and carrier.
 	Mode string
-	// Marker is the text that insert replaces with the payload.
+	// Marker is the text that insert puts the payload after (the marker
+	// stays).
 	Marker string
 }
 
@@ -45,12 +46,14 @@ type Rules struct {
 	Taint []Rule
 	// Sinks are globs of tool names whose calls are sink attempts.
 	Sinks []string
+
+	dflt bool // Taint is DefaultRules', not the config's
 }
 
 // DefaultRules taint the first result of any tool that is not a sink,
 // appending the payload, and name no sinks.
 func DefaultRules() Rules {
-	return Rules{Taint: []Rule{{Tool: "*", Nth: 1, Mode: ModeAppend}}}
+	return Rules{Taint: []Rule{{Tool: "*", Nth: 1, Mode: ModeAppend}}, dflt: true}
 }
 
 var (
@@ -81,7 +84,7 @@ func ParseRules(cfg *matrix.Config) (Rules, error) {
 			bad("proxy.sinks", "want a list of tool names or globs, got %s", method.Describe(v))
 		}
 		for i, g := range list {
-			if _, err := path.Match(g, ""); err != nil || g == "" {
+			if err := validGlob(g); err != nil || g == "" {
 				bad(fmt.Sprintf("proxy.sinks.%d", i), "%q is not a tool name or glob", g)
 			}
 		}
@@ -89,7 +92,7 @@ func ParseRules(cfg *matrix.Config) (Rules, error) {
 	}
 	v, ok := sec["taint"]
 	if !ok {
-		r.Taint = DefaultRules().Taint
+		r.Taint, r.dflt = DefaultRules().Taint, true
 		return r, errors.Join(errs...)
 	}
 	items, ok := v.([]any)
@@ -113,7 +116,7 @@ func ParseRules(cfg *matrix.Config) (Rules, error) {
 			switch k {
 			case "tool":
 				s, ok := val.(string)
-				if _, err := path.Match(s, ""); !ok || s == "" || err != nil {
+				if err := validGlob(s); !ok || s == "" || err != nil {
 					bad(key+".tool", "want a tool name or glob, got %s", method.Describe(val))
 				}
 				rule.Tool = s
@@ -129,7 +132,7 @@ func ParseRules(cfg *matrix.Config) (Rules, error) {
 					if !ok {
 						s = fmt.Sprint(av)
 					}
-					if _, err := path.Match(s, ""); err != nil {
+					if err := validGlob(s); err != nil {
 						bad(key+".args."+ak, "%q is not a glob: %v", s, err)
 					}
 					rule.Args[ak] = s
@@ -149,7 +152,7 @@ func ParseRules(cfg *matrix.Config) (Rules, error) {
 			case "marker":
 				s, ok := val.(string)
 				if !ok || s == "" {
-					bad(key+".marker", "want the text to replace with the payload, got %s", method.Describe(val))
+					bad(key+".marker", "want the text to put the payload after, got %s", method.Describe(val))
 				}
 				rule.Marker = s
 			default:
@@ -157,7 +160,7 @@ func ParseRules(cfg *matrix.Config) (Rules, error) {
 			}
 		}
 		if rule.Mode == ModeInsert && rule.Marker == "" {
-			bad(key, "mode insert needs a marker: the text in the tool's result to replace with the payload")
+			bad(key, "mode insert needs a marker: the text in the tool's result to put the payload after")
 		}
 		if rule.Mode != ModeInsert && rule.Marker != "" {
 			bad(key+".marker", "a marker is used only with mode = \"insert\"")
@@ -170,7 +173,7 @@ func ParseRules(cfg *matrix.Config) (Rules, error) {
 // IsSink reports whether a tool's calls are sink attempts.
 func (r *Rules) IsSink(tool string) bool {
 	for _, g := range r.Sinks {
-		if ok, _ := path.Match(g, tool); ok {
+		if globMatch(g, tool) {
 			return true
 		}
 	}
@@ -180,7 +183,7 @@ func (r *Rules) IsSink(tool string) bool {
 // matches reports whether a call of tool with args falls under the rule
 // (before its nth count).
 func (r *Rule) matches(tool string, args map[string]any) bool {
-	if ok, _ := path.Match(r.Tool, tool); !ok {
+	if !globMatch(r.Tool, tool) {
 		return false
 	}
 	for k, g := range r.Args {
@@ -192,7 +195,7 @@ func (r *Rule) matches(tool string, args map[string]any) bool {
 		if !isString {
 			s = fmt.Sprint(v)
 		}
-		if ok, _ := path.Match(g, s); !ok {
+		if !globMatch(g, s) {
 			return false
 		}
 	}
@@ -213,4 +216,21 @@ func stringList(v any) ([]string, bool) {
 		out = append(out, s)
 	}
 	return out, true
+}
+
+// String describes the rule as a config writes it, for messages:
+// tool = "read_*", args = { path = "*.eml" }, nth = 2.
+func (r *Rule) String() string {
+	parts := []string{fmt.Sprintf("tool = %q", r.Tool)}
+	if len(r.Args) > 0 {
+		var args []string
+		for _, k := range slices.Sorted(maps.Keys(r.Args)) {
+			args = append(args, fmt.Sprintf("%s = %q", k, r.Args[k]))
+		}
+		parts = append(parts, "args = { "+strings.Join(args, ", ")+" }")
+	}
+	if r.Nth > 0 {
+		parts = append(parts, fmt.Sprintf("nth = %d", r.Nth))
+	}
+	return strings.Join(parts, ", ")
 }

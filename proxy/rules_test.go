@@ -32,7 +32,7 @@ func TestParseRules(t *testing.T) {
 	}{
 		{"no [proxy]", `attacks = ["naive"]`, DefaultRules()},
 		{"sinks only", "[proxy]\nsinks = [\"send_*\", \"post_message\"]\n",
-			Rules{Taint: DefaultRules().Taint, Sinks: []string{"send_*", "post_message"}}},
+			Rules{Taint: DefaultRules().Taint, Sinks: []string{"send_*", "post_message"}, dflt: true}},
 		{"the issue's example", "[proxy]\ntaint = [{ tool = \"read_*\", mode = \"append\" }]\nsinks = [\"send_*\"]\n",
 			Rules{Taint: []Rule{{Tool: "read_*", Mode: ModeAppend}}, Sinks: []string{"send_*"}}},
 		{"defaults of a rule", "[proxy]\ntaint = [{}]\n", Rules{Taint: []Rule{{Tool: "*", Mode: ModeAppend}}}},
@@ -92,7 +92,7 @@ func TestParseRulesErrors(t *testing.T) {
 		{"marker without insert", "[proxy]\ntaint = [{ tool = \"read_*\", marker = \"<!--x-->\" }]\n",
 			[]string{`exp.toml:2: proxy.taint[0].marker: a marker is used only with mode = "insert"`}},
 		{"empty marker", "[proxy]\ntaint = [{ mode = \"insert\", marker = \"\" }]\n",
-			[]string{`exp.toml:2: proxy.taint[0].marker: want the text to replace with the payload, got`, `exp.toml:2: proxy.taint[0]: mode insert needs a marker`}},
+			[]string{`exp.toml:2: proxy.taint[0].marker: want the text to put the payload after, got`, `exp.toml:2: proxy.taint[0]: mode insert needs a marker`}},
 		{"negative nth", "[proxy]\ntaint = [{ nth = -1 }]\n",
 			[]string{`exp.toml:2: proxy.taint[0].nth: want a whole number, 0 (every call) or more, got the integer -1`}},
 		{"nth not a number", "[proxy]\ntaint = [{ nth = \"2\" }]\n",

@@ -105,8 +105,8 @@ func (sv *Serve) Drive(ctx context.Context, d matrix.Drive) (agent.Trace, error)
 	sv.Server.Close(s)
 	tr := s.Trace()
 	if tr.ModelCalls == 0 {
-		if errs := s.Errors(); len(errs) > 0 {
-			return tr, fmt.Errorf("session %s: no model request was answered (%d failed): %s", s.ID, len(errs), errs[0])
+		if why := s.unanswered(); why != "" {
+			return tr, fmt.Errorf("session %s ended without a model answer: %s", s.ID, why)
 		}
 		return tr, fmt.Errorf("session %s ended without a model request", s.ID)
 	}
@@ -195,9 +195,14 @@ func (sv *Serve) take(ctx context.Context, id string) (*Session, error) {
 //	POST /pikit/sessions/{id}/end  end a session: its cell is judged and written
 func (sv *Serve) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sv.init()
+	if err := sv.Server.checkOrigin(r); err != nil {
+		// A web page may not open sessions (taking cells) either.
+		apiError(w, http.StatusForbidden, err.Error())
+		return
+	}
 	rest, ok := strings.CutPrefix(r.URL.Path, "/pikit/sessions")
 	if !ok {
-		sv.Server.ServeHTTP(w, r)
+		sv.Server.handle(w, r)
 		return
 	}
 	if r.Method != http.MethodPost {
@@ -236,6 +241,21 @@ func (sv *Serve) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 	default:
 		apiError(w, http.StatusNotFound, "unknown pikit endpoint; POST /pikit/sessions or /pikit/sessions/{id}/end")
+	}
+}
+
+// NewHTTPServer returns the http.Server that carries the proxy h (a Server
+// or a Serve): headers bounded in size and time, idle keep-alive
+// connections closed. It has no ReadTimeout or WriteTimeout: either would
+// cut an answer that streams for longer (a ReadTimeout cancels the
+// request once it passes, body read or not); the proxy bounds the reading
+// of each body itself (Server.BodyTimeout).
+func NewHTTPServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    256 << 10,
 	}
 }
 

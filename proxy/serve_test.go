@@ -306,7 +306,29 @@ func TestServeIdleDuringStream(t *testing.T) {
 		t.Fatalf("the stream: %v %q", err, rest)
 	}
 	r := await(t, res)
-	if r.err != nil || r.tr.ModelCalls != 1 || len(r.tr.Steps) != 2 || len(r.tr.Steps[1].ToolCalls) != 1 {
+	if r.err != nil || r.tr.ModelCalls != 1 || stepKinds(r.tr) != "user model" || len(r.tr.Steps[1].ToolCalls) != 1 {
 		t.Errorf("err %v, steps %s: the streamed answer was not recorded", r.err, stepKinds(r.tr))
+	}
+}
+
+// TestServeRefusedRequestNamed: a served session that ends without a model
+// request says what became of the requests it had.
+func TestServeRefusedRequestNamed(t *testing.T) {
+	sv, hs := newServe(t, "", time.Minute)
+	res := drive(t, sv, offlineDrive())
+	resp, b, err := post(t, hs.URL+"/s/bad/v1/chat/completions", []byte("this is not JSON {"), nil)
+	if err != nil || resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("%v %v %s", resp, err, b)
+	}
+	resp, b, err = post(t, hs.URL+"/s/bad/v1/messages", []byte("[1, 2]"), nil)
+	if err != nil || resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("%v %v %s", resp, err, b)
+	}
+	if resp, b := postEmpty(t, hs.URL+"/pikit/sessions/bad/end"); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("%d %s", resp.StatusCode, b)
+	}
+	r := await(t, res)
+	if r.err == nil || !strings.Contains(r.err.Error(), "none of the agent's 2 requests got a model answer; the last was refused: 400 the anthropic_messages request body is not a JSON object") {
+		t.Errorf("err %v", r.err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -23,7 +24,16 @@ import (
 const (
 	maxRequestBytes  = 32 << 20 // a request body
 	maxResponseBytes = 64 << 20 // a whole (non-streamed) answer
+	// largeBody is how much of a body is read before it waits for one of
+	// largeBodies slots: only so many large bodies are read at once.
+	largeBody   = 1 << 20
+	largeBodies = 4
 )
+
+// DefaultBodyTimeout bounds the reading of one request body (from the
+// end of its headers): an agent on this machine sends its 32 MiB well
+// within it, and a body that stalls does not hold its session open.
+const DefaultBodyTimeout = 2 * time.Minute
 
 // SessionHeader names a session when the base URL cannot carry it.
 const SessionHeader = "X-Pikit-Session"
@@ -45,14 +55,26 @@ type Server struct {
 	BaseURL string
 	// Client sends requests upstream; nil means a client without a
 	// timeout (streams last as long as the model writes), whose transport
-	// is http.DefaultTransport's.
+	// is http.DefaultTransport's. Its CheckRedirect is not used: the proxy
+	// follows no redirect (an upstream's 3xx goes to the agent as it is).
 	Client *http.Client
 	// Claim, when set, gives a session id the proxy has not seen a cell:
 	// pikit proxy serve, where agents open sessions themselves.
 	Claim func(ctx context.Context, id string) (*Session, error)
+	// Hosts are host names, beside this machine's loopback names and
+	// addresses, that requests may name in their Host header and Origin
+	// (the --listen host); see checkOrigin.
+	Hosts []string
+	// BodyTimeout bounds the reading of a request body
+	// (DefaultBodyTimeout when 0).
+	BodyTimeout time.Duration
 
 	mu       sync.Mutex
 	sessions map[string]*Session
+
+	once  sync.Once
+	up    *http.Client  // Client, never following redirects
+	large chan struct{} // slots for reading bodies over largeBody
 
 	requests atomic.Int64 // model requests read
 	passed   atomic.Int64 // requests passed through unread
@@ -136,8 +158,18 @@ func (srv *Server) upstream(cfg *matrix.Config) (upstream, error) {
 	return up, nil
 }
 
-// ServeHTTP implements http.Handler.
+// ServeHTTP implements http.Handler. A request that a web page could
+// have sent (see checkOrigin) is refused before anything else.
 func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := srv.checkOrigin(r); err != nil {
+		apiError(w, http.StatusForbidden, err.Error())
+		return
+	}
+	srv.handle(w, r)
+}
+
+// handle serves a request that passed checkOrigin.
+func (srv *Server) handle(w http.ResponseWriter, r *http.Request) {
 	id, rest := r.Header.Get(SessionHeader), r.URL.Path
 	if after, ok := strings.CutPrefix(r.URL.Path, "/s/"); ok {
 		id, rest, _ = strings.Cut(after, "/")
@@ -173,26 +205,26 @@ func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (srv *Server) serve(w http.ResponseWriter, r *http.Request, s *Session, rest string) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBytes+1))
-	if err != nil {
-		apiError(w, http.StatusBadRequest, "reading the request: "+err.Error())
-		return
-	}
-	if len(body) > maxRequestBytes {
-		apiError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes", maxRequestBytes))
+	body, status, msg := srv.readBody(w, r)
+	if status != 0 {
+		s.refuse(status, msg)
+		apiError(w, status, msg)
 		return
 	}
 	f := formatFor(r.Method, rest)
 	var decoded map[string]any
 	var req request
+	var unread error // a model request whose body is not JSON
 	if f != nil {
-		var err error
-		body, decoded, req, err = s.rewrite(f, body, s.up.model)
-		if err != nil {
-			f = nil // not JSON: passed through as it came
-		}
+		body, decoded, req, unread = s.rewrite(f, body, s.up.model)
 	}
-	if f == nil {
+	if unread != nil && s.up.base == nil {
+		// Nothing upstream to pass it to: the agent is told.
+		s.refuse(http.StatusBadRequest, "the "+unread.Error())
+		apiError(w, http.StatusBadRequest, "the "+unread.Error())
+		return
+	}
+	if f == nil || unread != nil {
 		srv.passed.Add(1)
 		s.mu.Lock()
 		s.passed++
@@ -201,7 +233,9 @@ func (srv *Server) serve(w http.ResponseWriter, r *http.Request, s *Session, res
 			apiError(w, http.StatusNotFound, fmt.Sprintf("pikit proxy answers %s %s only through an upstream; with the offline target %s it serves POST …/chat/completions, …/responses and …/messages", r.Method, rest, s.drive.Cell.Config.TargetSpec))
 			return
 		}
-		srv.forward(w, r, s, rest, body, nil)
+		if status := srv.forward(w, r, s, rest, body, nil); unread != nil && status >= 400 {
+			s.unread(unread.Error(), status)
+		}
 		return
 	}
 	srv.requests.Add(1)
@@ -210,6 +244,146 @@ func (srv *Server) serve(w http.ResponseWriter, r *http.Request, s *Session, res
 		return
 	}
 	srv.forward(w, r, s, rest, body, f)
+}
+
+// setup makes, once, what the server needs beside its fields: the client
+// that sends requests upstream and the slots for reading large bodies.
+func (srv *Server) setup() {
+	srv.once.Do(func() {
+		c := &http.Client{}
+		if srv.Client != nil {
+			*c = *srv.Client
+		}
+		// A redirect is the agent's to follow, with its own (placeholder)
+		// key: pikit's key goes only to the upstream the user named.
+		c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+		srv.up = c
+		srv.large = make(chan struct{}, largeBodies)
+	})
+}
+
+// readBody reads a request body within the body deadline, and returns it,
+// or the status and message of the error to answer with. A body its
+// Content-Length says is too large is refused unread; past largeBody, a
+// body waits for a slot (largeBodies are read at once).
+func (srv *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, status int, msg string) {
+	srv.setup()
+	defer func() {
+		if status != 0 {
+			// The rest of the body is not read (net/http would wait for
+			// it before answering): the connection goes.
+			w.Header().Set("Connection", "close")
+		}
+	}()
+	tooLarge := fmt.Sprintf("body over %d MiB", maxRequestBytes>>20)
+	if r.ContentLength > maxRequestBytes {
+		return nil, http.StatusRequestEntityTooLarge, tooLarge
+	}
+	timeout := srv.BodyTimeout
+	if timeout <= 0 {
+		timeout = DefaultBodyTimeout
+	}
+	deadline := time.Now().Add(timeout)
+	rc := http.NewResponseController(w)
+	// Not every ResponseWriter has a connection (ErrNotSupported): then
+	// only the wait for a slot is bounded.
+	if rc.SetReadDeadline(deadline) == nil {
+		// The answer may stream for long after: the connection's reads
+		// (net/http watches it for the agent going away) must not time
+		// out then.
+		defer rc.SetReadDeadline(time.Time{})
+	}
+	failed := func(err error) (int, string) {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return http.StatusRequestTimeout, fmt.Sprintf("the request body did not come within %s", timeout)
+		}
+		return http.StatusBadRequest, "reading the request body: " + err.Error()
+	}
+	var buf bytes.Buffer
+	if r.ContentLength > 0 {
+		buf.Grow(int(min(r.ContentLength, largeBody+1)))
+	}
+	if _, err := io.CopyN(&buf, r.Body, largeBody+1); errors.Is(err, io.EOF) {
+		return buf.Bytes(), 0, ""
+	} else if err != nil {
+		status, msg := failed(err)
+		return nil, status, msg
+	}
+	wait := time.NewTimer(time.Until(deadline))
+	defer wait.Stop()
+	select {
+	case srv.large <- struct{}{}:
+		defer func() { <-srv.large }()
+	case <-wait.C:
+		return nil, http.StatusRequestTimeout, fmt.Sprintf("the request body did not come within %s (%d bodies over %d MiB were being read)", timeout, largeBodies, largeBody>>20)
+	case <-r.Context().Done():
+		return nil, http.StatusBadRequest, "the agent went away"
+	}
+	if r.ContentLength > 0 {
+		buf.Grow(int(r.ContentLength) - buf.Len())
+	}
+	if _, err := io.Copy(&buf, io.LimitReader(r.Body, maxRequestBytes+1-int64(buf.Len()))); err != nil {
+		status, msg := failed(err)
+		return nil, status, msg
+	}
+	if buf.Len() > maxRequestBytes {
+		return nil, http.StatusRequestEntityTooLarge, tooLarge
+	}
+	return buf.Bytes(), 0, ""
+}
+
+// checkOrigin refuses a request that a web page in the user's browser
+// could have sent: one whose Host is not the proxy's own address (DNS
+// rebinding: a name the attacker controls, pointed at 127.0.0.1), one
+// whose Origin is not on this machine (a cross-site request), and a
+// cross-site load without an Origin. The proxy's own address is
+// localhost, a loopback address or the address the request came in at,
+// or one of Hosts, each at the port it came in at.
+func (srv *Server) checkOrigin(r *http.Request) error {
+	local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	host, port, err := net.SplitHostPort(r.Host)
+	if err != nil {
+		host, port = r.Host, "80"
+	}
+	ok := srv.ownHost(host, local)
+	if tcp, isTCP := local.(*net.TCPAddr); isTCP && fmt.Sprint(tcp.Port) != port {
+		ok = false
+	}
+	if !ok {
+		return fmt.Errorf("pikit proxy refuses a request for host %q: it answers only requests for its own address (127.0.0.1, localhost or [::1] at its port, or the --listen host), so that no web page can reach it by DNS rebinding", r.Host)
+	}
+	if o := r.Header.Get("Origin"); o != "" {
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || !srv.ownHost(u.Hostname(), nil) {
+			return fmt.Errorf("pikit proxy refuses a request from the web page at %q: it answers agents on this machine only (an Origin of localhost or a loopback address)", o)
+		}
+	} else if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+		return errors.New("pikit proxy refuses a cross-site request from a web page: it answers agents on this machine only")
+	}
+	return nil
+}
+
+// ownHost reports whether host names this machine's loopback, the address
+// local a request came in at, or one of srv.Hosts.
+func (srv *Server) ownHost(host string, local net.Addr) bool {
+	host = strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
+	if host == "localhost" {
+		return true
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		if ip.IsLoopback() {
+			return true
+		}
+		if tcp, ok := local.(*net.TCPAddr); ok && tcp.IP.Equal(ip) {
+			return true
+		}
+	}
+	for _, h := range srv.Hosts {
+		if strings.EqualFold(strings.Trim(h, "[]"), host) {
+			return true
+		}
+	}
+	return false
 }
 
 // answer has the session's own target answer (an offline target such as
@@ -234,17 +408,55 @@ func (srv *Server) answer(w http.ResponseWriter, r *http.Request, s *Session, f 
 	f.writeResponse(w, resp, model, req.stream)
 }
 
-// hopHeaders are not forwarded, nor are the agent's credentials: the
-// upstream gets the key from pikit's environment or none.
+// hopHeaders are not forwarded, either way.
 var hopHeaders = []string{
 	"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization",
 	"Te", "Trailer", "Transfer-Encoding", "Upgrade", "Content-Length", "Accept-Encoding", "Host",
-	"Authorization", "X-Api-Key", "Api-Key", SessionHeader,
+	SessionHeader,
+}
+
+// credentialHeaders are the agent's credentials, and what would go with
+// them (the organisation or project a key belongs to): never forwarded
+// beside pikit's key, which the upstream gets from pikit's environment,
+// or none. Any other request header with a word of credentialWords in its
+// name is dropped too.
+var credentialHeaders = []string{
+	"Authorization", "X-Api-Key", "Api-Key", "Cookie", "OpenAI-Organization", "OpenAI-Project",
+	"X-Goog-Api-Key", "Anthropic-Admin-Api-Key",
+}
+
+var credentialWords = []string{"key", "apikey", "token", "secret", "auth", "cookie", "password", "passwd", "credential", "credentials", "signature"}
+
+// harmlessHeaders carry a credential word but no credential.
+var harmlessHeaders = []string{"Idempotency-Key"}
+
+// credentialHeader reports whether an agent's request header is or goes
+// with a credential.
+func credentialHeader(k string) bool {
+	for _, h := range harmlessHeaders {
+		if strings.EqualFold(k, h) {
+			return false
+		}
+	}
+	for _, h := range credentialHeaders {
+		if strings.EqualFold(k, h) {
+			return true
+		}
+	}
+	for _, word := range strings.FieldsFunc(strings.ToLower(k), func(r rune) bool { return r == '-' || r == '_' || r == '.' }) {
+		for _, c := range credentialWords {
+			if word == c {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // forward sends a request upstream and relays the answer, reading it when
-// f is set.
-func (srv *Server) forward(w http.ResponseWriter, r *http.Request, s *Session, rest string, body []byte, f format) {
+// f is set. It returns the upstream's status (502 when it could not be
+// reached).
+func (srv *Server) forward(w http.ResponseWriter, r *http.Request, s *Session, rest string, body []byte, f format) int {
 	u := *s.up.base
 	path := rest
 	if !s.up.anthropic {
@@ -264,10 +476,10 @@ func (srv *Server) forward(w http.ResponseWriter, r *http.Request, s *Session, r
 	out, err := http.NewRequestWithContext(r.Context(), r.Method, u.String(), bytes.NewReader(body))
 	if err != nil {
 		apiError(w, http.StatusBadGateway, err.Error())
-		return
+		return http.StatusBadGateway
 	}
 	for k, vs := range r.Header {
-		if !skipHeader(k, r.Header) {
+		if !skipHeader(k, r.Header) && !credentialHeader(k) {
 			out.Header[k] = vs
 		}
 	}
@@ -280,16 +492,13 @@ func (srv *Server) forward(w http.ResponseWriter, r *http.Request, s *Session, r
 			}
 		}
 	}
-	client := srv.Client
-	if client == nil {
-		client = &http.Client{}
-	}
-	resp, err := client.Do(out)
+	srv.setup()
+	resp, err := srv.up.Do(out)
 	if err != nil {
 		msg := "upstream unreachable: " + target.Redact(err.Error())
 		s.fail(msg)
 		apiError(w, http.StatusBadGateway, msg)
-		return
+		return http.StatusBadGateway
 	}
 	defer resp.Body.Close()
 	for k, vs := range resp.Header {
@@ -302,12 +511,16 @@ func (srv *Server) forward(w http.ResponseWriter, r *http.Request, s *Session, r
 	if f == nil || (!stream && resp.StatusCode != http.StatusOK) {
 		_, err := io.Copy(w, io.LimitReader(resp.Body, maxResponseBytes))
 		if f != nil {
-			s.fail(fmt.Sprintf("upstream answered %s", resp.Status))
+			msg := fmt.Sprintf("upstream answered %s", resp.Status)
+			if loc, lerr := resp.Location(); lerr == nil && resp.StatusCode/100 == 3 {
+				msg += fmt.Sprintf(", a redirect to %s://%s, relayed to the agent and not followed", loc.Scheme, loc.Host)
+			}
+			s.fail(msg)
 		}
 		if err != nil {
 			panic(http.ErrAbortHandler)
 		}
-		return
+		return resp.StatusCode
 	}
 	if !stream {
 		b, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
@@ -317,7 +530,7 @@ func (srv *Server) forward(w http.ResponseWriter, r *http.Request, s *Session, r
 			panic(http.ErrAbortHandler)
 		}
 		s.record(f.parseResponse(b), true)
-		return
+		return resp.StatusCode
 	}
 	p := &sseParser{r: f.newStream()}
 	flusher, _ := w.(http.Flusher)
@@ -330,7 +543,7 @@ func (srv *Server) forward(w http.ResponseWriter, r *http.Request, s *Session, r
 				// The agent went away; keep what was read.
 				p.close()
 				s.record(p.r.reply(), true)
-				return
+				return resp.StatusCode
 			}
 			if flusher != nil {
 				flusher.Flush()
@@ -357,6 +570,7 @@ func (srv *Server) forward(w http.ResponseWriter, r *http.Request, s *Session, r
 		rep.err = fmt.Sprintf("a streamed event over %d bytes was relayed to the agent but not read; the trace may miss what it said", maxEventBytes)
 	}
 	s.record(rep, true)
+	return resp.StatusCode
 }
 
 func skipHeader(k string, h http.Header) bool {
@@ -388,6 +602,7 @@ func apiError(w http.ResponseWriter, status int, msg string) {
 func (s *Session) enter() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.requests++
 	s.inFlight++
 	if s.idle != nil {
 		s.idle.Stop()

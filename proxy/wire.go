@@ -3,7 +3,9 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/pikit-go/pikit/target"
@@ -36,6 +38,9 @@ type request struct {
 	// user is the conversation's first user message: the trusted request
 	// that defenses restate.
 	user string
+	// system is the agent's system prompt (its system and developer
+	// messages, instructions or system blocks), "" when it sent none.
+	system string
 	// calls are the tool calls in the history, by call id.
 	calls map[string]target.ToolCall
 	// results are the tool results, in order.
@@ -46,8 +51,67 @@ type request struct {
 type toolResult struct {
 	callID string
 	name   string // from the request's own history; "" when not there
-	text   string
-	set    func(string)
+	text   string // its text: the string, or its text parts joined
+	// content is the result as the agent sent it: a string, a list of
+	// parts (text, images, files), or nil.
+	content any
+	// partType is the type of the format's text parts ("text",
+	// "input_text"), for a part the proxy adds.
+	partType string
+	set      func(any)
+}
+
+// replace makes the result's text read text instead of r.text. A string
+// result becomes text. A result made of parts keeps every part that is
+// not text as it was: a paragraph added after the text (append; a
+// defense's closing words) or before it (prepend) becomes a text part of
+// its own there, as does any text given to a result without one; text
+// rewritten otherwise (replace, insert, a channel's carrier, a defense
+// that marks the text) goes in the first text part, and the other text
+// parts go.
+func (r *toolResult) replace(text string) {
+	parts, ok := r.content.([]any)
+	if !ok {
+		r.set(text)
+		return
+	}
+	var texts []int // the parts text() reads
+	for i, p := range parts {
+		if m, ok := p.(map[string]any); ok {
+			if _, ok := m["text"].(string); ok {
+				texts = append(texts, i)
+			}
+		}
+	}
+	typ := r.partType
+	if len(texts) > 0 {
+		if t := str(parts[texts[0]].(map[string]any), "type"); t != "" {
+			typ = t
+		}
+	}
+	part := func(s string) any { return map[string]any{"type": typ, "text": s} }
+	out := make([]any, 0, len(parts)+1)
+	switch old := r.text; {
+	case old == "":
+		out = append(append(out, parts...), part(text))
+	case strings.HasPrefix(text, old+"\n\n"):
+		out = append(append(out, parts...), part(text[len(old)+2:]))
+	case strings.HasSuffix(text, "\n\n"+old):
+		out = append(append(out, part(text[:len(text)-len(old)-2])), parts...)
+	default:
+		for i, p := range parts {
+			switch {
+			case i == texts[0]:
+				m := maps.Clone(p.(map[string]any))
+				m["text"] = text
+				out = append(out, m)
+			case slices.Contains(texts[1:], i):
+			default:
+				out = append(out, p)
+			}
+		}
+	}
+	r.set(out)
 }
 
 // reply is what the proxy read in a model's answer.
@@ -104,6 +168,17 @@ func text(v any) string {
 		return b.String()
 	}
 	return ""
+}
+
+// joinText adds b to a as a paragraph of its own.
+func joinText(a, b string) string {
+	if a == "" {
+		return b
+	}
+	if b == "" {
+		return a
+	}
+	return a + "\n\n" + b
 }
 
 func str(m map[string]any, k string) string {

@@ -47,8 +47,8 @@ var keep = map[string]bool{
 // them gets it by name.
 func Secret(name string) bool {
 	u := strings.ToUpper(name)
-	if keep[u] {
-		return false
+	if keep[u] || strings.HasSuffix(u, "CA_BUNDLE") || strings.Contains(u, "CA_CERT") {
+		return false // a certificate authority's bundle is public
 	}
 	for _, p := range secretPrefixes {
 		if strings.HasPrefix(u, p) {

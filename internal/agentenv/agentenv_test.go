@@ -34,6 +34,8 @@ func TestSecret(t *testing.T) {
 		{"GOPATH", false},
 		{"PIKIT_SESSION", false},
 		{"KEYBOARD_LAYOUT", false},
+		{"AWS_CA_BUNDLE", false},
+		{"CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE", false},
 	} {
 		if got := Secret(tc.name); got != tc.secret {
 			t.Errorf("Secret(%q) = %v, want %v", tc.name, got, tc.secret)

@@ -6,19 +6,22 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/pikit-go/pikit/agent"
 	"github.com/pikit-go/pikit/dataset"
 	"github.com/pikit-go/pikit/matrix"
 	"github.com/pikit-go/pikit/proxy"
 )
 
 // proxySkip are the run flags that would do nothing behind the proxy: the
-// agent chooses its own sampling, retries and timeouts, and raw model
-// traffic is not cached.
-var proxySkip = []string{"temperature", "cache", "max-retries", "request-timeout", "rps"}
+// agent chooses its own sampling, retries and timeouts, raw model traffic
+// is not cached, and the proxy relays answers under its own bounds.
+var proxySkip = []string{"temperature", "cache", "max-retries", "request-timeout", "rps", "max-response-bytes"}
 
 type proxyOptions struct {
 	runOptions
@@ -28,6 +31,7 @@ type proxyOptions struct {
 	Upstream     string
 	AgentTimeout time.Duration
 	IdleTimeout  time.Duration
+	PassEnv      []string
 }
 
 func newProxyCmd(streams IO) *cobra.Command {
@@ -43,8 +47,10 @@ taint rules select with the cell's crafted payload, and records the tool
 calls the model asks for; calls of [proxy] sinks are sink attempts.
 
 The proxy executes nothing: the agent runs its own tools. It sends your
-API key (from the environment) only to the upstream you name, and never
-writes it.`,
+API key (from the environment) only to the upstream you name, follows no
+redirect with it, and never writes it; it answers only requests for its
+own address from this machine (a web page's cross-site request, or one
+through DNS rebinding, gets 403).`,
 		Args: args(cobra.NoArgs),
 	}
 	cmd.AddCommand(newProxyRunCmd(streams), newProxyServeCmd(streams))
@@ -88,7 +94,7 @@ func (o *proxyOptions) load(cmd *cobra.Command) (matrix.Source, error) {
 		return nil
 	}
 	if o.Dataset != "" {
-		ds, err := dataset.LoadAny(o.Dataset)
+		ds, err := dataset.LoadAnyMax(o.Dataset, int64(o.MaxFileSize))
 		if err != nil {
 			return nil, usage(err)
 		}
@@ -101,7 +107,7 @@ func (o *proxyOptions) load(cmd *cobra.Command) (matrix.Source, error) {
 		}
 		return src, nil
 	}
-	cfg, err := loadConfig(o.Config)
+	cfg, err := loadConfigMax(o.Config, int64(o.MaxFileSize))
 	if err != nil {
 		return nil, err
 	}
@@ -117,8 +123,31 @@ func (o *proxyOptions) load(cmd *cobra.Command) (matrix.Source, error) {
 	return grid, nil
 }
 
-// listen starts the proxy's HTTP server; stop shuts it down.
-func (o *proxyOptions) listen(streams IO, h http.Handler) (url string, stop func(), err error) {
+// newServer is the proxy for the flags: it answers requests for its own
+// address, and for the --listen host when that names one.
+func (o *proxyOptions) newServer() *proxy.Server {
+	srv := &proxy.Server{BaseURL: o.BaseURL}
+	if host, _, err := net.SplitHostPort(o.Listen); err == nil && host != "" {
+		if ip := net.ParseIP(host); ip == nil || !ip.IsUnspecified() {
+			srv.Hosts = []string{host}
+		}
+	}
+	return srv
+}
+
+// checkListen tries --listen (and lets go of it at once), so that an
+// address that cannot be had is a usage error before anything runs.
+func (o *proxyOptions) checkListen() error {
+	ln, err := net.Listen("tcp", o.Listen)
+	if err != nil {
+		return usage(fmt.Errorf("--listen %s: %w", o.Listen, err))
+	}
+	return ln.Close()
+}
+
+// listen starts the proxy's HTTP server; stop shuts it down. before, when
+// set, is given the URL before the first request is served.
+func (o *proxyOptions) listen(streams IO, h http.Handler, before func(url string)) (url string, stop func(), err error) {
 	ln, err := net.Listen("tcp", o.Listen)
 	if err != nil {
 		return "", nil, usage(fmt.Errorf("--listen %s: %w", o.Listen, err))
@@ -127,17 +156,62 @@ func (o *proxyOptions) listen(streams IO, h http.Handler) (url string, stop func
 	if !addr.IP.IsLoopback() {
 		fmt.Fprintf(streams.ErrOut, "warning: the proxy listens on %s, beyond this machine: anyone who reaches it can send requests with your API key\n", addr)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second}
-	go srv.Serve(ln)
 	host := addr.String()
 	if addr.IP.IsUnspecified() {
 		host = fmt.Sprintf("127.0.0.1:%d", addr.Port)
 	}
-	return "http://" + host, func() {
+	url = "http://" + host
+	if before != nil {
+		before(url)
+	}
+	srv := proxy.NewHTTPServer(h)
+	go srv.Serve(ln)
+	return url, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(ctx)
 	}, nil
+}
+
+// startFirst is a matrix.Driver that starts the proxy when the runner
+// hands it its first cell: by then every check of the run (the config,
+// the trust check, preflight, --output, a --max-cells confirmation) has
+// passed, so the URL it prints is one that serves. A run that stops
+// before its first cell never listens.
+type startFirst struct {
+	start  func() (matrix.Driver, error)
+	cancel context.CancelFunc // stops the run when the proxy cannot start
+
+	once sync.Once
+	d    matrix.Driver
+	err  error
+}
+
+// Drive implements matrix.Driver.
+func (s *startFirst) Drive(ctx context.Context, dr matrix.Drive) (agent.Trace, error) {
+	s.once.Do(func() {
+		if s.d, s.err = s.start(); s.err != nil {
+			s.cancel()
+		}
+	})
+	if s.err != nil {
+		return agent.Trace{}, s.err
+	}
+	return s.d.Drive(ctx, dr)
+}
+
+// run executes the plan with the proxy started by start (see startFirst);
+// a proxy that could not start is the command's error.
+func (o *proxyOptions) run(ctx context.Context, streams IO, src matrix.Source, start func() (matrix.Driver, error)) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sf := &startFirst{start: start, cancel: cancel}
+	o.driver = sf
+	err := o.execute(ctx, streams, src, []string{"attack", "defense", "channel"})
+	if sf.err != nil {
+		return sf.err
+	}
+	return err
 }
 
 func newProxyRunCmd(streams IO) *cobra.Command {
@@ -152,8 +226,14 @@ proxy, PIKIT_SESSION naming it and PIKIT_PROXY_URL; {session},
 {openai_base_url} and {anthropic_base_url} in the command's arguments are
 replaced too. The cell ends when the command exits; its trace is judged
 and written like any result. attacks = ["none"] runs the agent untainted:
-its own benign behaviour, for utility under attack.`,
+its own benign behaviour, for utility under attack.
+
+The agent gets OPENAI_API_KEY and ANTHROPIC_API_KEY set to the placeholder
+pikit-proxy (the proxy sends your key upstream itself) and none of your
+other secrets (API keys, tokens, cloud credentials); --pass-env NAME
+passes one it needs. Which were withheld is said once, by name.`,
 		Example: `  pikit proxy run --config exp.toml -o results.jsonl -- python3 my_agent.py
+  pikit proxy run --config exp.toml --pass-env LANGSMITH_API_KEY -o results.jsonl -- python3 my_agent.py
   pikit proxy run --config exp.toml --target openai:gpt-4o-mini -j 4 -o results.jsonl -- node agent.js
   pikit proxy run --config exp.toml --upstream http://127.0.0.1:8000/v1 -- ./agent --base-url {openai_base_url}`,
 		Args: func(cmd *cobra.Command, a []string) error {
@@ -170,23 +250,51 @@ its own benign behaviour, for utility under attack.`,
 			if o.AgentTimeout <= 0 {
 				return usage(fmt.Errorf("--agent-timeout: want a positive duration, got %s", o.AgentTimeout))
 			}
+			for _, name := range o.PassEnv {
+				if err := proxy.CheckPassEnv(name); err != nil {
+					return usage(fmt.Errorf("--pass-env %s: %w", name, err))
+				}
+			}
 			if o.DryRun {
 				return o.execute(cmd.Context(), streams, src, nil)
 			}
-			srv := &proxy.Server{BaseURL: o.BaseURL}
-			url, stop, err := o.listen(streams, srv)
-			if err != nil {
+			if err := o.checkListen(); err != nil {
 				return err
 			}
-			defer stop()
-			fmt.Fprintf(streams.ErrOut, "proxy: %s\n", url)
-			o.driver = &proxy.Driver{Server: srv, URL: url, Command: a, Timeout: o.AgentTimeout}
-			return o.execute(cmd.Context(), streams, src, []string{"attack", "defense", "channel"})
+			var stop func()
+			defer func() {
+				if stop != nil {
+					stop()
+				}
+			}()
+			return o.run(cmd.Context(), streams, src, func() (matrix.Driver, error) {
+				srv := o.newServer()
+				url, st, err := o.listen(streams, srv, nil)
+				if err != nil {
+					return nil, err
+				}
+				stop = st
+				fmt.Fprintf(streams.ErrOut, "proxy: %s\n", url)
+				d := &proxy.Driver{Server: srv, URL: url, Command: a, Timeout: o.AgentTimeout, PassEnv: o.PassEnv}
+				writeWithheld(streams, d.Withheld())
+				return d, nil
+			})
 		},
 	}
 	o.addProxyFlags(cmd)
 	cmd.Flags().DurationVar(&o.AgentTimeout, "agent-timeout", proxy.DefaultAgentTimeout, "bound on each run of the agent command; it is killed (with its children) after")
+	cmd.Flags().StringArrayVar(&o.PassEnv, "pass-env", nil, "pass the variable `NAME` of your environment to the agent although it looks like a secret (repeatable); the agent gets OPENAI_API_KEY and ANTHROPIC_API_KEY as the placeholder "+proxy.PlaceholderKey+" always")
 	return cmd
+}
+
+// writeWithheld says, once per run, which variables the agent command
+// does not get: names, never values.
+func writeWithheld(streams IO, names []string) {
+	if len(names) == 0 {
+		return
+	}
+	fmt.Fprintf(streams.ErrOut, "agent environment: withheld %s (the provider keys become the placeholder %s: the proxy sends your key upstream itself); pass a variable with --pass-env NAME\n",
+		strings.Join(names, ", "), proxy.PlaceholderKey)
 }
 
 func newProxyServeCmd(streams IO) *cobra.Command {
@@ -217,18 +325,26 @@ at once.`,
 			if o.DryRun {
 				return o.execute(cmd.Context(), streams, src, nil)
 			}
-			srv := &proxy.Server{BaseURL: o.BaseURL}
-			sv := &proxy.Serve{Server: srv, IdleTimeout: o.IdleTimeout}
-			url, stop, err := o.listen(streams, sv)
-			if err != nil {
+			if err := o.checkListen(); err != nil {
 				return err
 			}
-			defer stop()
-			sv.URL = url
-			fmt.Fprintf(streams.ErrOut, "proxy: %s serving %d cells\n  agents: OPENAI_BASE_URL=%s/s/{session}/v1 or ANTHROPIC_BASE_URL=%s/s/{session}\n  end a session: POST %s/pikit/sessions/{session}/end\n", url, src.Len(), url, url, url)
-			o.driver = sv
+			var stop func()
+			defer func() {
+				if stop != nil {
+					stop()
+				}
+			}()
+			sv := &proxy.Serve{Server: o.newServer(), IdleTimeout: o.IdleTimeout}
 			defer sv.Finish()
-			return o.execute(cmd.Context(), streams, src, []string{"attack", "defense", "channel"})
+			return o.run(cmd.Context(), streams, src, func() (matrix.Driver, error) {
+				url, st, err := o.listen(streams, sv, func(url string) { sv.URL = url })
+				if err != nil {
+					return nil, err
+				}
+				stop = st
+				fmt.Fprintf(streams.ErrOut, "proxy: %s serving %d cells\n  agents: OPENAI_BASE_URL=%s/s/{session}/v1 or ANTHROPIC_BASE_URL=%s/s/{session}\n  end a session: POST %s/pikit/sessions/{session}/end\n", url, src.Len(), url, url, url)
+				return sv, nil
+			})
 		},
 	}
 	o.addProxyFlags(cmd)
