@@ -27,10 +27,12 @@ func TestFileSizeBound(t *testing.T) {
 		{"dataset", "run", ds, "--max-file-size", "32KiB", "--dry-run"},
 		{"matrix", "-c", cfg, "--max-file-size", "32KiB", "--dry-run"},
 		{"run", "-c", cfg, "--max-file-size", "32KiB"},
+		{"proxy", "run", "--config", cfg, "--max-file-size", "32KiB", "--dry-run", "--", "true"},
+		{"proxy", "serve", "--dataset", ds, "--max-file-size", "32KiB", "--dry-run"},
 	} {
 		r := run(t, args...)
 		if r.code != ExitUsage || !strings.Contains(r.err, "over the 32 KiB a config or dataset file may have") || !strings.Contains(r.err, "--max-file-size") || !strings.Contains(r.err, dir) {
-			t.Errorf("%v: exit %d, want 2 naming the file and --max-file-size:\n%s", args[:2], r.code, r.err)
+			t.Errorf("%v: exit %d, want 2 naming the file and --max-file-size:\n%s", args[:3], r.code, r.err)
 		}
 		for i, a := range args {
 			if a == "32KiB" {
@@ -38,7 +40,7 @@ func TestFileSizeBound(t *testing.T) {
 			}
 		}
 		if r := run(t, args...); r.code != 0 {
-			t.Errorf("%v with 1MiB: exit %d\n%s", args[:2], r.code, r.err)
+			t.Errorf("%v with 1MiB: exit %d\n%s", args[:3], r.code, r.err)
 		}
 	}
 	if r := run(t, "matrix", "-c", cfg, "--max-file-size", "lots"); r.code != ExitUsage || !strings.Contains(r.err, "16MiB") {
@@ -119,5 +121,32 @@ func TestHugeShardStartsAtOnce(t *testing.T) {
 	}
 	if got := strings.Count(mustRead(t, out), "\n"); got != 50 {
 		t.Errorf("%d results after the resume, want 50", got)
+	}
+}
+
+// TestMaxResponseBytes (item 10): a model reply over the bound fails its
+// cell, naming the bound, once (not retried); the results stay reportable.
+func TestMaxResponseBytes(t *testing.T) {
+	var sent atomic.Int64
+	big := strings.Repeat("lorem ipsum ", 1000) // about 12 KB
+	srv, _ := openAIServer(t, func(string) string { sent.Add(1); return big }, nil)
+	t.Setenv("OPENAI_API_KEY", "sk-test-cli")
+	out := filepath.Join(t.TempDir(), "r.jsonl")
+	r := run(t, "run", "--target", "openai:m", "--base-url", srv.URL+"/v1", "--attack", "naive", "--max-response-bytes", "4KiB", "-o", out)
+	if r.code != ExitFailed || sent.Load() != 1 {
+		t.Errorf("exit %d after %d requests, want 1 and 1\n%s", r.code, sent.Load(), r.err)
+	}
+	if res := mustRead(t, out); !strings.Contains(res, "larger than the limit of 4096 bytes (4 KiB)") || !strings.Contains(res, "--max-response-bytes") {
+		t.Errorf("the result should name the bound:\n%.600s", res)
+	}
+	if rep := run(t, "report", out); rep.code != 0 {
+		t.Errorf("report: exit %d\n%s", rep.code, rep.err)
+	}
+	// Under the default bound the same reply is read.
+	if r := run(t, "run", "--target", "openai:m", "--base-url", srv.URL+"/v1", "--attack", "naive"); r.code != 0 {
+		t.Errorf("default bound: exit %d\n%s", r.code, r.err)
+	}
+	if r := run(t, "run", "--max-response-bytes", "2GiB"); r.code != ExitUsage {
+		t.Errorf("2GiB: exit %d", r.code)
 	}
 }

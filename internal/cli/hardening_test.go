@@ -233,7 +233,7 @@ func TestEveryRunFlagIsTested(t *testing.T) {
 		"defense-point": "TestRunPythonFlags", "model": "TestRunPythonFlags",
 		"attacker-target": "TestAttackerTargetFlags", "attacker-base-url": "TestAttackerTargetFlags",
 		"defenses": "TestDatasetAdaptiveFlags", "adaptive-options": "TestDatasetAdaptiveFlags",
-		"max-file-size": "TestFileSizeBound",
+		"max-file-size": "TestFileSizeBound", "max-response-bytes": "TestMaxResponseBytes",
 	}
 	var cmd *cobra.Command
 	for _, c := range NewRootCmd(IO{}).Commands() {

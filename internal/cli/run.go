@@ -61,6 +61,10 @@ type runOptions struct {
 	Yes            bool
 	CSVRaw         bool
 	MaxFileSize    byteSize
+	// MaxResponseBytes is --max-response-bytes; applied only when given,
+	// so a config's max_response_bytes holds otherwise.
+	MaxResponseBytes    byteSize
+	maxResponseBytesSet bool
 
 	shardK, shardN int
 	// driver, when set, runs each cell's agent (pikit proxy, pikit mcp);
@@ -123,6 +127,8 @@ func (o *runOptions) addFlags(cmd *cobra.Command, batch bool, skip ...string) {
 	f.BoolVar(&o.TrustConfig, "trust-config", false, "let the config, dataset or .env file choose where requests (and your API key) go, which agent runs (runtime, runtime_options) and which paths outside its directory are read or written")
 	o.MaxFileSize = matrix.DefaultMaxFileBytes
 	f.Var(&o.MaxFileSize, "max-file-size", "refuse a config or dataset file larger than this (e.g. 64MiB)")
+	o.MaxResponseBytes = target.DefaultMaxResponseBytes
+	f.Var(&o.MaxResponseBytes, "max-response-bytes", "the largest model reply read (e.g. 16MiB); a larger one fails its cell and is not retried")
 	f.IntVar(&o.MaxCells, "max-cells", DefaultMaxCells, fmt.Sprintf("plans over this many cells (or %d× as many model calls to network targets) ask for --yes; 0: no limit", networkCallsPerCell))
 	f.BoolVarP(&o.Yes, "yes", "y", false, "run a plan over --max-cells without asking")
 	f.BoolVar(&o.CSVRaw, "csv-raw", false, "with --output FILE.csv, write cells as they are: no ' before a leading =, +, -, @, tab or CR (which a spreadsheet would run as a formula)")
@@ -138,6 +144,10 @@ func (o *runOptions) addFlags(cmd *cobra.Command, batch bool, skip ...string) {
 func (o *runOptions) complete(cmd *cobra.Command) error {
 	o.temperature = cmd.Flags().Changed("temperature")
 	o.dotenv = dotEnvOf(cmd.Context())
+	o.maxResponseBytesSet = cmd.Flags().Changed("max-response-bytes")
+	if o.MaxResponseBytes > 1<<30 {
+		return usage(fmt.Errorf("--max-response-bytes: at most 1GiB, got %s", o.MaxResponseBytes.String()))
+	}
 	if o.Judge != "" && o.Judge != "rule" && o.Judge != "rule:pikit" && o.Judge != "llm" && o.Judge != "none" {
 		return usage(fmt.Errorf("--judge: unknown judge %q; known: rule, rule:pikit, llm, none", o.Judge))
 	}
@@ -741,6 +751,9 @@ func (o *runOptions) runner() matrix.Runner {
 		}
 		if provider == "mock" {
 			return target.Open(spec, opts)
+		}
+		if o.maxResponseBytesSet {
+			opts = withOption(opts, target.OptMaxResponseBytes, int64(o.MaxResponseBytes))
 		}
 		return target.OpenWith(spec, opts, policy, limiter)
 	}
