@@ -63,6 +63,10 @@ type Comparison struct {
 	Flips    []Flip   `json:"flips"`
 	OnlyBase int      `json:"only_in_base"` // keys the new run lacks
 	OnlyNew  int      `json:"only_in_new"`
+	// BaseToolErrorCells and NewToolErrorCells count each run's judged
+	// cells whose every tool call errored (see Summary.ToolErrorCells).
+	BaseToolErrorCells int `json:"base_tool_error_cells,omitempty"`
+	NewToolErrorCells  int `json:"new_tool_error_cells,omitempty"`
 }
 
 // Compare computes the per-group change in attack success rate between
@@ -234,7 +238,8 @@ func (c *Comparer) AddNew(r *Record) {
 // Comparer's own, sorted by label and key.
 func (c *Comparer) Comparison() Comparison {
 	bs, ns := c.base.Summary(), c.new.Summary()
-	cmp := Comparison{By: c.by, Overall: change(nil, bs.ASR, ns.ASR), OnlyNew: c.onlyNew}
+	cmp := Comparison{By: c.by, Overall: change(nil, bs.ASR, ns.ASR), OnlyNew: c.onlyNew,
+		BaseToolErrorCells: bs.ToolErrorCells, NewToolErrorCells: ns.ToolErrorCells}
 	bg := map[string]Group{}
 	for _, g := range bs.Groups {
 		bg[strings.Join(g.Values, "\x00")] = g
@@ -276,12 +281,14 @@ func (c *Comparer) Comparison() Comparison {
 // memory a second time.
 func (c Comparison) WriteJSON(w io.Writer) error {
 	head := struct {
-		By       []string `json:"by,omitempty"`
-		Overall  Change   `json:"overall"`
-		Groups   []Change `json:"groups,omitempty"`
-		OnlyBase int      `json:"only_in_base"`
-		OnlyNew  int      `json:"only_in_new"`
-	}{c.By, c.Overall, c.Groups, c.OnlyBase, c.OnlyNew}
+		By                 []string `json:"by,omitempty"`
+		Overall            Change   `json:"overall"`
+		Groups             []Change `json:"groups,omitempty"`
+		OnlyBase           int      `json:"only_in_base"`
+		OnlyNew            int      `json:"only_in_new"`
+		BaseToolErrorCells int      `json:"base_tool_error_cells,omitempty"`
+		NewToolErrorCells  int      `json:"new_tool_error_cells,omitempty"`
+	}{c.By, c.Overall, c.Groups, c.OnlyBase, c.OnlyNew, c.BaseToolErrorCells, c.NewToolErrorCells}
 	b, err := json.MarshalIndent(head, "", "  ")
 	if err != nil {
 		return err

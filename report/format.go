@@ -9,8 +9,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
-	"github.com/pikit-go/pikit/internal/termsafe"
 	"github.com/pikit-go/pikit/judge"
 )
 
@@ -22,13 +23,16 @@ func (s Summary) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "| cells | attack success | runtime errors | not judged |\n|---:|---|---:|---:|\n")
 	fmt.Fprintf(&b, "| %d | %s | %d | %d |\n\n", s.Cells, s.ASR, s.Errors, s.NotJudged)
+	if w := s.ToolErrorWarning(); w != "" {
+		fmt.Fprintf(&b, "**Warning:** %s.\n\n", w)
+	}
 	if s.Benign > 0 {
 		fmt.Fprintf(&b, "Benign baseline cells (attack none, not in the rate): %d\n\n", s.Benign)
 	}
 	if s.Utility.N > 0 || s.BenignUtility.N > 0 {
 		fmt.Fprintf(&b, "Utility under attack: %s · benign utility: %s\n\n", s.Utility, s.BenignUtility)
 	}
-	if parts := outcomeParts(s.Outcomes); len(parts) > 0 {
+	if parts := outcomeParts(s.Outcomes, mdCell); len(parts) > 0 {
 		fmt.Fprintf(&b, "Outcomes: %s\n\n", strings.Join(parts, ", "))
 	}
 	s.writeGroupsMarkdown(&b)
@@ -57,12 +61,19 @@ func (s Summary) writeGroupsMarkdown(b *strings.Builder) {
 	}
 	head := append(slices.Clone(s.By), "success", "rate", "95% CI", "errors")
 	align := append(slices.Repeat([]string{"---"}, len(s.By)), "---:", "---:", "---", "---:")
+	tools := s.ToolErrorCells > 0 // as in the text table
+	if tools {
+		head = append(head, "tool errors")
+	}
 	rows := make([][]string, len(s.Groups))
 	for i, g := range s.Groups {
 		for _, v := range g.Values {
 			rows[i] = append(rows[i], mdCell(v))
 		}
 		rows[i] = append(rows[i], fmt.Sprintf("%d/%d", g.ASR.Successes, g.ASR.N), g.ASR.pct(), g.ASR.ci(), strconv.Itoa(g.Errors))
+		if tools {
+			rows[i] = append(rows[i], strconv.Itoa(g.ToolErrorCells))
+		}
 	}
 	writeMarkdownTable(b, head, rows, align...)
 }
@@ -119,8 +130,9 @@ func (s Summary) WriteCSVWith(w io.Writer, o CSVOptions) error {
 }
 
 // outcomeParts lists the outcome counts, "name count": the known outcomes
-// in their order, then the others (escaped with termsafe.Line) by name.
-func outcomeParts(m map[judge.Outcome]int) []string {
+// in their order, then the others (shown through esc: termsafe.Line, or
+// mdCell for Markdown) by name.
+func outcomeParts(m map[judge.Outcome]int, esc func(string) string) []string {
 	var parts []string
 	for _, o := range judge.Outcomes {
 		if c := m[o]; c > 0 {
@@ -135,7 +147,7 @@ func outcomeParts(m map[judge.Outcome]int) []string {
 	}
 	sort.Strings(unknown)
 	for _, o := range unknown {
-		name := termsafe.Line(o)
+		name := esc(o)
 		if name == "" {
 			name = "(no outcome)"
 		}
@@ -144,6 +156,58 @@ func outcomeParts(m map[judge.Outcome]int) []string {
 	return parts
 }
 
+// mdEscape makes a value from the results show as text in Markdown, in a
+// table cell or a paragraph: <, > and & become entities (no raw HTML, no
+// autolink, no entity of the value's own); the characters that make
+// emphasis, code, strikethrough and links (* ` ~ ]) are escaped with a
+// backslash, _ too where it could open or close emphasis (not between two
+// letters or digits, so snake_case names stay as they are; without an
+// unescaped ], no link or image can form); a pipe is escaped so a cell
+// stays one cell, and a newline becomes a space. A backslash is escaped
+// where it would escape what follows it. Other text is left as it is.
 func mdEscape(s string) string {
-	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
+	if !strings.ContainsAny(s, "<>&*`~]_|\\\n") {
+		return s
+	}
+	word := func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+	var b strings.Builder
+	prev := rune(-1)
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		next, _ := utf8.DecodeRuneInString(s[i:])
+		switch r {
+		case '<':
+			b.WriteString("&lt;")
+		case '>':
+			b.WriteString("&gt;")
+		case '&':
+			b.WriteString("&amp;")
+		case '\n':
+			b.WriteByte(' ')
+		case '*', '`', '~', ']', '|':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case '_':
+			if !word(prev) || !word(next) {
+				b.WriteByte('\\')
+			}
+			b.WriteByte('_')
+		case '\\':
+			if asciiPunct(next) {
+				b.WriteByte('\\')
+			}
+			b.WriteByte('\\')
+		default:
+			b.WriteString(s[i-size : i])
+		}
+		prev = r
+	}
+	return b.String()
+}
+
+// asciiPunct reports whether r is one of the ASCII punctuation characters
+// a Markdown backslash escapes.
+func asciiPunct(r rune) bool {
+	return r < utf8.RuneSelf && (unicode.IsPunct(r) || unicode.IsSymbol(r))
 }

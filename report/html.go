@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pikit-go/pikit/agent"
+	"github.com/pikit-go/pikit/internal/termsafe"
 	"github.com/pikit-go/pikit/internal/textcut"
 	"github.com/pikit-go/pikit/judge"
 	"github.com/pikit-go/pikit/matrix"
@@ -196,6 +197,7 @@ type htmlPage struct {
 	ASR              string
 	Errors           int
 	NotJudged        int
+	ToolWarning      string // Summary.ToolErrorWarning, "" for none
 	Outcomes         []htmlOutcome
 	Heat             htmlHeatmap
 	Agents           []htmlBar
@@ -228,8 +230,27 @@ type htmlClip struct {
 	Ref   int
 }
 
+// clip shows a text of a trace on the page: cut to MaxHTMLText (see
+// htmlClipN).
 func clip(s string) htmlClip {
-	return clipN(s, MaxHTMLText)
+	return htmlClipN(s, MaxHTMLText)
+}
+
+// htmlClipN shows a text from the results on the page: cut to max bytes,
+// then with termsafe.String's escapes, as the adaptive section shows its
+// values: bidi overrides, embeddings and isolates, terminal escapes and
+// other controls and invisible format characters show as \uXXXX or \xNN
+// (html/template escapes markup, not these). Newlines and tabs stay.
+func htmlClipN(s string, max int) htmlClip {
+	c := clipN(s, max)
+	c.Text = termsafe.String(c.Text)
+	return c
+}
+
+// htmlLine shows a one-line value (a name, a key, an outcome) on the page:
+// cut to max bytes, with termsafe.Line's escapes (newlines and tabs too).
+func htmlLine(s string, max int) string {
+	return termsafe.Line(clipN(s, max).Text)
 }
 
 func clipN(s string, max int) htmlClip {
@@ -250,11 +271,13 @@ type htmlName struct {
 
 func shortName(s string, runes int) htmlName {
 	full := clipN(s, 200).Text
-	if utf8.RuneCountInString(full) <= runes {
-		return htmlName{Short: full, Full: full}
+	short := full
+	if utf8.RuneCountInString(full) > runes {
+		r := []rune(full)
+		short = string(r[:runes-1]) + "…"
 	}
-	r := []rune(full)
-	return htmlName{Short: string(r[:runes-1]) + "…", Full: full}
+	// Cut, then escaped (termsafe.Line, as htmlLine).
+	return htmlName{Short: termsafe.Line(short), Full: termsafe.Line(full)}
 }
 
 // Heatmap geometry, in SVG user units (CSS pixels).
@@ -394,13 +417,19 @@ type htmlSink struct {
 
 func (h *HTMLReport) page(samples []htmlSample) *htmlPage {
 	opts := h.opts
-	p := &htmlPage{Title: opts.Title, Generated: opts.Generated, Sources: opts.Sources}
+	p := &htmlPage{Title: opts.Title, Generated: opts.Generated}
+	for _, src := range opts.Sources {
+		p.Sources = append(p.Sources, termsafe.Line(src))
+	}
 	if p.Title == "" {
 		p.Title = "pikit report"
 	}
 	sum := h.all.Summary()
 	p.Cells, p.Errors, p.NotJudged = sum.Cells, sum.Errors, sum.NotJudged
 	p.ASR = sum.ASR.String()
+	if w := sum.ToolErrorWarning(); w != "" {
+		p.ToolWarning = "Warning: " + w + "."
+	}
 	p.Outcomes = htmlOutcomes(sum)
 	p.Heat = htmlHeat(h.heat.Summary())
 	p.Agents = htmlBars(h.agents.Summary())
@@ -509,7 +538,7 @@ func (tp *textPool) text(s string) *htmlClip {
 func htmlOutcomes(sum Summary) []htmlOutcome {
 	var out []htmlOutcome
 	add := func(o judge.Outcome, c int) {
-		ho := htmlOutcome{Name: clipN(string(o), 200).Text, Count: c, Class: outcomeClass(o, o.Success())}
+		ho := htmlOutcome{Name: htmlLine(string(o), 200), Count: c, Class: outcomeClass(o, o.Success())}
 		if sum.Cells > 0 {
 			ho.Share = fmt.Sprintf("%.1f%%", 100*float64(c)/float64(sum.Cells))
 		}
@@ -641,7 +670,7 @@ func htmlHeat(s Summary) htmlHeatmap {
 				TX: px(x + heatCellW/2), TY1: px(y + 17), TY2: px(y + 31),
 				Class: "cell",
 			}
-			name := clipN(a, 200).Text + " × " + clipN(d, 200).Text
+			name := htmlLine(a, 200) + " × " + htmlLine(d, 200)
 			g, ok := groups[[2]string{a, d}]
 			switch {
 			case !ok:
@@ -712,12 +741,12 @@ func htmlBars(s Summary) []htmlBar {
 // trace view starts with.
 func htmlResultRow(i int, r *matrix.Result) htmlRow {
 	row := htmlRow{
-		Index: i, Case: clipN(r.CaseID, 200).Text, Agent: clipN(r.Agent, 200).Text,
-		Attack: clipN(r.Attack, 200).Text, Defense: clipN(r.Defense, 200).Text,
-		Channel: clipN(Field(*r, "channel"), 200).Text, Target: clipN(r.Target, 200).Text,
-		Outcome: clipN(string(r.Outcome), 200).Text, OutcomeClass: outcomeClass(r.Outcome, r.Success),
+		Index: i, Case: htmlLine(r.CaseID, 200), Agent: htmlLine(r.Agent, 200),
+		Attack: htmlLine(r.Attack, 200), Defense: htmlLine(r.Defense, 200),
+		Channel: htmlLine(Field(*r, "channel"), 200), Target: htmlLine(r.Target, 200),
+		Outcome: htmlLine(string(r.Outcome), 200), OutcomeClass: outcomeClass(r.Outcome, r.Success),
 		Success: r.Success, Reason: clip(r.Reason),
-		Key: clipN(r.Key, 200).Text, Description: clip(r.CaseDescription).Text,
+		Key: htmlLine(r.Key, 200), Description: clip(r.CaseDescription).Text,
 		Repeat: r.RepeatIndex, LatencyMS: r.LatencyMS,
 	}
 	if r.Usage.PromptTokens+r.Usage.CompletionTokens > 0 {
@@ -747,12 +776,12 @@ func htmlResultRow(i int, r *matrix.Result) htmlRow {
 
 // trace makes the trace view of a result.
 func (tp *textPool) trace(r *matrix.Result) *htmlTrace {
-	v := &htmlTrace{Task: clip(r.Task).Text, Confidence: clipN(r.Confidence, 200).Text, Error: tp.text(r.Error)}
+	v := &htmlTrace{Task: clip(r.Task).Text, Confidence: htmlLine(r.Confidence, 200), Error: tp.text(r.Error)}
 	for _, s := range r.Signals {
-		v.Signals = append(v.Signals, clipN(s, 200).Text)
+		v.Signals = append(v.Signals, htmlLine(s, 200))
 	}
 	for _, e := range r.Evidence {
-		e.Signal, e.Detail = clipN(e.Signal, 200).Text, clip(e.Detail).Text
+		e.Signal, e.Detail = htmlLine(e.Signal, 200), clip(e.Detail).Text
 		v.Evidence = append(v.Evidence, e)
 	}
 	final := r.FinalText
@@ -767,9 +796,9 @@ func (tp *textPool) trace(r *matrix.Result) *htmlTrace {
 			v.MoreRounds = len(tr.Rounds) - i
 			break
 		}
-		hr := htmlRound{Round: rd.Round, Operator: clipN(rd.Operator, 200).Text, Pruned: clipN(rd.Pruned, 300).Text, Prompt: clipN(rd.Prompt, 600)}
+		hr := htmlRound{Round: rd.Round, Operator: htmlLine(rd.Operator, 200), Pruned: htmlClipN(rd.Pruned, 300).Text, Prompt: htmlClipN(rd.Prompt, 600)}
 		if rd.Pruned == "" {
-			hr.Outcome = clipN(rd.Outcome, 60).Text
+			hr.Outcome = htmlLine(rd.Outcome, 60)
 			hr.Class = outcomeClass(judge.Outcome(rd.Outcome), rd.Success)
 		}
 		v.Rounds = append(v.Rounds, hr)
@@ -781,7 +810,7 @@ func (tp *textPool) trace(r *matrix.Result) *htmlTrace {
 	v.MaxStepsHit = tr.MaxStepsHit
 	if tr.Blocked != nil {
 		b := *tr.Blocked
-		b.Point, b.Detector, b.Reason = clipN(b.Point, 200).Text, clipN(b.Detector, 200).Text, clip(b.Reason).Text
+		b.Point, b.Detector, b.Reason = htmlLine(b.Point, 200), htmlLine(b.Detector, 200), clip(b.Reason).Text
 		v.Blocked, v.BlockedScore = &b, strconv.FormatFloat(b.Score, 'f', 2, 64)
 	}
 	// Tool calls are shown with their arguments at the tool step that ran
@@ -801,7 +830,7 @@ func (tp *textPool) trace(r *matrix.Result) *htmlTrace {
 	lastModel := ""
 	for _, s := range tr.Steps {
 		hs := htmlStep{
-			Index: s.Index, Kind: clipN(s.Kind, 40).Text, Class: "k-other",
+			Index: s.Index, Kind: htmlLine(s.Kind, 40), Class: "k-other",
 			Tainted: s.Tainted, Blocked: s.Blocked, Sink: s.Sink, SinkFired: s.Sink && fired[s.Index],
 			Error: tp.text(s.Error), Text: tp.text(s.Text),
 		}
@@ -815,20 +844,20 @@ func (tp *textPool) trace(r *matrix.Result) *htmlTrace {
 			hs.Class = "k-tool"
 		}
 		for _, c := range s.ToolCalls {
-			hc := htmlCall{Name: clipN(c.Name, 200).Text, ID: clipN(c.ID, 200).Text}
+			hc := htmlCall{Name: htmlLine(c.Name, 200), ID: htmlLine(c.ID, 200)}
 			if !ran[[2]string{c.ID, c.Name}] {
 				hc.Arguments = tp.text(c.Arguments)
 			}
 			hs.Calls = append(hs.Calls, hc)
 		}
 		if s.Kind == agent.StepTool || s.Tool != "" {
-			hs.Tool, hs.CallID = clipN(s.Tool, 200).Text, clipN(s.CallID, 200).Text
+			hs.Tool, hs.CallID = htmlLine(s.Tool, 200), htmlLine(s.CallID, 200)
 			hs.Arguments, hs.Result = tp.text(s.Arguments), tp.text(s.Result)
 		}
 		v.Steps = append(v.Steps, hs)
 	}
 	for _, sc := range tr.SinkCalls {
-		hs := htmlSink{Tool: clipN(sc.Tool, 200).Text, Step: sc.Step}
+		hs := htmlSink{Tool: htmlLine(sc.Tool, 200), Step: sc.Step}
 		if !steps[sc.Step] {
 			hs.Arguments = tp.text(jsonText(sc.Arguments))
 		}
@@ -1062,7 +1091,8 @@ const htmlPageTemplate = `<!DOCTYPE html>
 <div class="kpi"><span class="l">not judged</span><span class="v">{{.NotJudged}}</span></div>
 </div>
 <p class="note">Rates count judged cells only: runtime errors and not-judged cells are left out. Intervals are 95% Wilson score intervals.</p>
-</header>
+{{if .ToolWarning}}<p class="note">{{.ToolWarning}}</p>
+{{end}}</header>
 
 <main>
 <section id="outcomes">

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/pikit-go/pikit/agent"
 	"github.com/pikit-go/pikit/judge"
 	"github.com/pikit-go/pikit/matrix"
 )
@@ -35,6 +36,12 @@ type Record struct {
 	// Line is where the result is in its file: its JSONL line, the line
 	// of a JSON array element's opening brace, or the line of its CSV row.
 	Line int
+	// ToolCallsFailed is set when the cell's trace has tool calls and
+	// every one of them failed (a tool the scenario lacks, arguments the
+	// tool refused): the model never saw a tool's answer, so the cell's
+	// verdict may say more about the scenario or the target than about
+	// the model. A result without a trace (CSV) never sets it.
+	ToolCallsFailed bool
 
 	file string // the file's name, for errors
 	raw  []byte // the result's JSON text; valid during a Scan callback
@@ -85,6 +92,18 @@ func recordOf(r *matrix.Result) Record {
 		rec.setUtility(*r.Utility)
 	}
 	rec.Benchmark, _ = r.Metadata["benchmark"].(string)
+	if tr := r.TraceData; tr != nil {
+		tools, failed := 0, 0
+		for i := range tr.Steps {
+			if tr.Steps[i].Kind == agent.StepTool {
+				tools++
+				if tr.Steps[i].Error != "" {
+					failed++
+				}
+			}
+		}
+		rec.ToolCallsFailed = tools > 0 && failed == tools
+	}
 	rec.normalize()
 	return rec
 }

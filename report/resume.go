@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/pikit-go/pikit/judge"
 )
@@ -137,12 +136,13 @@ func Resume(path string) (done map[string]bool, dropped int, err error) {
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return nil, 0, err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".resume-*")
+	// Rewritten as any results file is: through a temporary file of mode
+	// 0644 renamed over the file a link at path leads to.
+	a, err := createAtomic(path)
 	if err != nil {
 		return nil, 0, err
 	}
-	defer os.Remove(tmp.Name())
-	bw := bufio.NewWriterSize(tmp, 1<<20)
+	bw := bufio.NewWriterSize(a, 1<<20)
 	k := 0
 	_, err = ScanKeys(f, func(li LineInfo) error {
 		if k < len(drop) && drop[k] == li.Number {
@@ -155,14 +155,8 @@ func Resume(path string) (done map[string]bool, dropped int, err error) {
 	if err == nil {
 		err = bw.Flush()
 	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := a.commit(err); err != nil {
 		return nil, 0, fmt.Errorf("rewriting %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return nil, 0, err
 	}
 	return done, dropped, nil
 }

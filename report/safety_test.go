@@ -182,6 +182,10 @@ func TestGateEmpty(t *testing.T) {
 		{"every cell errored, allowed", errored, nil, true, []bool{false}},
 		{"not judged", []matrix.Result{{Attack: "naive", Outcome: judge.NotJudged}}, nil, false, []bool{true}},
 		{"a benign group", benign, []string{"attack"}, false, []bool{false, false}},
+		// Only baselines: nothing about attacks was judged anywhere.
+		{"only benign cells", benign[:1], nil, false, []bool{true}},
+		{"only benign cells, grouped", benign[:1], []string{"attack"}, false, []bool{true}},
+		{"only benign cells, allowed", benign[:1], []string{"attack"}, true, []bool{false}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -34,6 +34,15 @@ const (
 	wantHeader = `a header with an "outcome" or "success" column and an "attack", "agent" or "key" column`
 )
 
+// wantOutcome lists the outcomes a result may have.
+var wantOutcome = func() string {
+	names := make([]string, len(judge.Outcomes))
+	for i, o := range judge.Outcomes {
+		names[i] = string(o)
+	}
+	return "one of " + strings.Join(names, ", ")
+}()
+
 // dataError is an error about a file's content at a line.
 type dataError struct {
 	file string
@@ -119,7 +128,12 @@ func ScanFile(path string, fn func(*Record) error) error {
 // must be a JSON object with an "outcome" or "success" field and at least
 // one of "attack", "agent" or "key", fields of the wrong type are errors,
 // and a CSV file needs a header with an "outcome" or "success" column and
-// an "attack", "agent" or "key" column. pikit's JSONL, JSON and CSV and the
+// an "attack", "agent" or "key" column, and each row one field per column.
+// A verdict must be one: an outcome is one of judge.Outcomes (or "", for a
+// result judged by its success flag alone, which must then be there), never
+// null; a success flag is true or false (in CSV in any case, as the Python
+// pikit writes True), never null or empty. A UTF-8 byte-order mark at the
+// start of the file is passed over. pikit's JSONL, JSON and CSV and the
 // Python pikit's JSON and CSV result files all qualify. An error returned
 // by fn stops the scan and is returned as it is.
 func Scan(r io.Reader, name, format string, fn func(*Record) error) error {
@@ -138,6 +152,13 @@ type SkipFunc func(line int, why string) error
 func ScanSkipping(r io.Reader, name, format string, fn func(*Record) error, skip SkipFunc) error {
 	s := &scanner{name: name, fn: fn, skip: skip, intern: map[string]string{}, specs: map[string]string{}}
 	switch format {
+	case ".jsonl", ".json", ".csv":
+		var err error
+		if r, err = dropBOM(r); err != nil {
+			return s.ioError(0, err)
+		}
+	}
+	switch format {
 	case ".jsonl":
 		return s.jsonl(r)
 	case ".json":
@@ -146,6 +167,24 @@ func ScanSkipping(r io.Reader, name, format string, fn func(*Record) error, skip
 		return s.csv(r)
 	}
 	return fmt.Errorf("%s: unknown results format %q; use one of %s", name, format, strings.Join(InputFormats, ", "))
+}
+
+// bom is the UTF-8 byte-order mark some editors put at the start of a
+// text file.
+const bom = "\ufeff"
+
+// dropBOM returns r without the byte-order mark at its start, if it has
+// one.
+func dropBOM(r io.Reader) (io.Reader, error) {
+	head := make([]byte, len(bom))
+	n, err := io.ReadFull(r, head)
+	switch {
+	case err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF):
+		return nil, err
+	case n == len(bom) && string(head) == bom:
+		return r, nil
+	}
+	return io.MultiReader(bytes.NewReader(head[:n]), r), nil
 }
 
 // scanner reads one file's results.
@@ -191,6 +230,9 @@ func (s *scanner) emit(b []byte, line int) error {
 func (s *scanner) record(b []byte, line int) error {
 	s.rec = Record{Line: line, raw: b, file: s.name}
 	if err := s.decode(b, &s.rec); err != nil {
+		if bytes.HasPrefix(b, []byte(bom)) {
+			return s.errorf(line, nil, "not a result: a byte-order mark (U+FEFF) starts the line; only the file's start may have one (were files joined?)")
+		}
 		// Prefer encoding/json's words for a syntax error.
 		var v json.RawMessage
 		if jerr := json.Unmarshal(b, &v); jerr != nil {
@@ -332,22 +374,23 @@ func (s *scanner) arraySpace(c *chunks) error {
 }
 
 // csv reads results from CSV by header names: pikit's columns or the
-// Python pikit's.
+// Python pikit's. Every row has one field per header column, and its
+// typed cells hold what pikit's CSV writer writes there (see csvResult).
 func (s *scanner) csv(r io.Reader) error {
 	br := bufio.NewReaderSize(r, 1<<20)
 	if head, _ := br.Peek(4096); len(bytes.TrimSpace(head)) == 0 && len(head) < 4096 {
 		return nil // an empty file: no results
 	}
 	cr := csv.NewReader(br)
-	cr.FieldsPerRecord = -1
+	cr.FieldsPerRecord = -1 // checked here, to say which line and how
 	cr.ReuseRecord = true
 	header, err := cr.Read()
 	if err != nil {
-		return s.errorf(1, err, "not a results CSV")
+		return s.csvError(err)
 	}
 	col := map[string]int{}
 	for i, h := range header {
-		col[strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))] = i
+		col[strings.TrimSpace(h)] = i
 	}
 	has := func(names ...string) bool {
 		for _, n := range names {
@@ -364,20 +407,23 @@ func (s *scanner) csv(r io.Reader) error {
 		}
 		return s.errorf(1, nil, "not a pikit results CSV: want %s; got %q", wantHeader, shown)
 	}
+	fields := len(header)
 	for {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
-		line, _ := cr.FieldPos(0)
 		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				line = pe.StartLine
-			}
-			return s.errorf(line, err, "not a results CSV")
+			return s.csvError(err)
 		}
-		res := csvResult(col, rec)
+		line, _ := cr.FieldPos(0) // a row read without error has a field
+		if len(rec) != fields {
+			return s.errorf(line, nil, "not a result: the row has %s, want %d, one per header column", plural(len(rec), "field"), fields)
+		}
+		res, err := csvResult(col, rec)
+		if err != nil {
+			return s.errorf(line, nil, "not a result: %v", err)
+		}
 		s.rec = recordOf(&res)
 		s.rec.Line, s.rec.file = line, s.name
 		if err := s.fn(&s.rec); err != nil {
@@ -386,32 +432,92 @@ func (s *scanner) csv(r io.Reader) error {
 	}
 }
 
-// csvResult makes a result of a CSV row, by column name.
-func csvResult(col map[string]int, rec []string) matrix.Result {
+// csvError is the error of a CSV file the csv package cannot read: a
+// quote left open, a bare quote in an unquoted field.
+func (s *scanner) csvError(err error) error {
+	var pe *csv.ParseError
+	if !errors.As(err, &pe) {
+		return s.ioError(0, err)
+	}
+	return s.errorf(pe.StartLine, err, "malformed CSV (want RFC 4180: a field holding a quote, a comma or a line break is quoted whole, its quotes doubled)")
+}
+
+// csvResult makes a result of a CSV row, by column name. The verdict must
+// be one: an outcome cell, when there is one and it is not empty, holds
+// one of judge.Outcomes, and a success cell holds true or false (in any
+// case: the Python pikit writes True and False); without an outcome the
+// success cell is the verdict. Other typed cells (sink_fired, the
+// integers) are empty or of their type. The error names the column.
+func csvResult(col map[string]int, rec []string) (matrix.Result, error) {
 	get := func(name string) string {
 		if i, ok := col[name]; ok && i < len(rec) {
 			return rec[i]
 		}
 		return ""
 	}
-	atoi := func(name string) int { n, _ := strconv.Atoi(get(name)); return n }
+	var bad error
+	flag := func(name string, optional bool) bool {
+		v := get(name)
+		switch {
+		case strings.EqualFold(v, "true"):
+			return true
+		case strings.EqualFold(v, "false"), v == "" && optional:
+			return false
+		}
+		if bad == nil {
+			bad = fmt.Errorf("column %q: want true or false, got %s", name, describeCell(v))
+		}
+		return false
+	}
+	integer := func(name string) int64 {
+		v := get(name)
+		if v == "" {
+			return 0
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil && bad == nil {
+			bad = fmt.Errorf("column %q: want an integer, got %s", name, describeCell(v))
+		}
+		return n
+	}
 	res := matrix.Result{
 		Attack: get("attack"), Defense: get("defense"), Channel: get("channel"), Agent: get("agent"),
 		Target: get("target"), Confidence: get("confidence"), Reason: get("reason"),
 		FinalText: get("final_text"), Timestamp: get("timestamp"), Key: get("key"),
 		Outcome: judge.Outcome(get("outcome")), CaseID: get("case_id"), CaseDescription: get("case_description"),
-		Task: get("task"), RunID: get("run_id"), Error: get("error"), RepeatIndex: atoi("repeat_index"),
+		Task: get("task"), RunID: get("run_id"), Error: get("error"),
 	}
-	res.Success, _ = strconv.ParseBool(get("success"))
-	res.SinkFired, _ = strconv.ParseBool(get("sink_fired"))
-	res.Seed, _ = strconv.ParseInt(get("seed"), 10, 64)
-	res.LatencyMS, _ = strconv.ParseInt(get("latency_ms"), 10, 64)
-	res.Usage.PromptTokens, res.Usage.CompletionTokens = atoi("prompt_tokens"), atoi("completion_tokens")
+	if res.Outcome != "" && !res.Outcome.Valid() {
+		return res, fmt.Errorf("column \"outcome\": want %s; got %s", wantOutcome, describeCell(string(res.Outcome)))
+	}
+	_, hasSuccess := col["success"]
+	if res.Outcome == "" && !hasSuccess {
+		return res, fmt.Errorf("the \"outcome\" cell is empty and there is no \"success\" column: want %s", wantOutcome)
+	}
+	if hasSuccess {
+		res.Success = flag("success", false)
+	}
+	res.SinkFired = flag("sink_fired", true)
+	res.RepeatIndex = int(integer("repeat_index"))
+	res.Seed = integer("seed")
+	res.LatencyMS = integer("latency_ms")
+	res.Usage.PromptTokens, res.Usage.CompletionTokens = int(integer("prompt_tokens")), int(integer("completion_tokens"))
+	if bad != nil {
+		return res, bad
+	}
 	if s := get("signals"); s != "" {
 		res.Signals = strings.Split(s, ";")
 	}
 	normalize(&res)
-	return res
+	return res, nil
+}
+
+// describeCell shows a cell's value in an error, "an empty cell" for "".
+func describeCell(v string) string {
+	if v == "" {
+		return "an empty cell"
+	}
+	return describe([]byte(v))
 }
 
 // describe shows the start of some unexpected text, quoted (so nothing in
@@ -437,7 +543,7 @@ func (s *scanner) decode(b []byte, rec *Record) error {
 	if i >= len(b) || b[i] != '{' {
 		return fmt.Errorf("want %s, got %s", wantResult, describe(b[i:]))
 	}
-	var verdict, named bool
+	var hasOutcome, hasSuccess, named bool
 	i = skipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
 		return fmt.Errorf("want %s, got an empty object", wantResult)
@@ -492,15 +598,11 @@ func (s *scanner) decode(b []byte, rec *Record) error {
 		case "error":
 			rec.Error, err = s.str(key, v, false)
 		case "outcome":
-			var o string
-			o, err = s.str(key, v, true)
-			rec.Outcome = judge.Outcome(o)
-			verdict = true
+			rec.Outcome, err = s.outcome(key, v)
+			hasOutcome = true
 		case "success":
-			var ok bool
-			ok, _, err = boolValue(key, v)
-			rec.Success = ok
-			verdict = true
+			rec.Success, err = verdictValue(key, v)
+			hasSuccess = true
 		case "utility":
 			var ok, set bool
 			if ok, set, err = boolValue(key, v); set {
@@ -510,6 +612,8 @@ func (s *scanner) decode(b []byte, rec *Record) error {
 			rec.RepeatIndex, err = intValue(key, v)
 		case "method_specs":
 			rec.MethodSpecs, err = s.methodSpecs(v)
+		case "trace_data":
+			rec.ToolCallsFailed = toolCallsFailed(v)
 		case "metadata":
 			// Only a benchmark name is read from it, and only when the
 			// word is there at all; the text is kept for the readers of
@@ -544,10 +648,133 @@ func (s *scanner) decode(b []byte, rec *Record) error {
 	if i = skipSpace(b, i); i != len(b) {
 		return errSyntax
 	}
-	if !verdict || !named {
+	switch {
+	case hasOutcome && rec.Outcome == "" && !hasSuccess:
+		return fmt.Errorf("field \"outcome\" is empty and there is no \"success\" field: want %s", wantOutcome)
+	case !hasOutcome && !hasSuccess, !named:
 		return fmt.Errorf("want %s", wantResult)
 	}
 	return nil
+}
+
+// outcome decodes an outcome: one of judge.Outcomes, or "" for none (a
+// result judged by its success flag alone, as the Python pikit's are;
+// pikit's writers write such a result's outcome as ""). null is refused:
+// no writer writes it.
+func (s *scanner) outcome(key, v []byte) (judge.Outcome, error) {
+	if string(v) == "null" {
+		return "", fmt.Errorf("field %q: want %s; got null", key, wantOutcome)
+	}
+	o, err := s.str(key, v, true)
+	if err != nil {
+		return "", err
+	}
+	if out := judge.Outcome(o); out == "" || out.Valid() {
+		return out, nil
+	}
+	return "", fmt.Errorf("field %q: want %s; got %s", key, wantOutcome, describe([]byte(o)))
+}
+
+// verdictValue decodes a success flag: true or false, never null.
+func verdictValue(key, v []byte) (bool, error) {
+	ok, set, err := boolValue(key, v)
+	if err == nil && !set {
+		err = fmt.Errorf("field %q: want true or false, got %s", key, describe(v))
+	}
+	return ok, err
+}
+
+// toolCallsFailed reports whether a trace's JSON text holds tool steps
+// (kind "tool") and each of them an error (see Record.ToolCallsFailed).
+// The text's structure was checked as it was skipped; only a trace with
+// the key "error" in it is walked.
+func toolCallsFailed(trace []byte) bool {
+	if !bytes.Contains(trace, []byte(`"error"`)) {
+		return false
+	}
+	var steps []byte
+	eachField(trace, func(key, v []byte) {
+		if string(key) == "steps" {
+			steps = v
+		}
+	})
+	tools, failed := 0, 0
+	eachElement(steps, func(step []byte) {
+		var tool, errored bool
+		eachField(step, func(key, v []byte) {
+			switch string(key) {
+			case "kind":
+				tool = string(v) == `"tool"`
+			case "error":
+				errored = string(v) != `""` && string(v) != "null"
+			}
+		})
+		if tool {
+			tools++
+			if errored {
+				failed++
+			}
+		}
+	})
+	return tools > 0 && failed == tools
+}
+
+// eachField calls fn with each key (unescaped) and value of a JSON object
+// whose structure is known to be sound; anything but an object calls it
+// for nothing.
+func eachField(b []byte, fn func(key, v []byte)) {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return
+	}
+	for i = skipSpace(b, i+1); i < len(b) && b[i] == '"'; {
+		end, ok := stringEnd(b, i)
+		if !ok {
+			return
+		}
+		key := b[i+1 : end-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			var k string
+			if json.Unmarshal(b[i:end], &k) != nil {
+				return
+			}
+			key = []byte(k)
+		}
+		i = skipSpace(b, end)
+		if i >= len(b) || b[i] != ':' {
+			return
+		}
+		start := skipSpace(b, i+1)
+		stop, err := skipValue(b, start, 0)
+		if err != nil {
+			return
+		}
+		fn(key, b[start:stop])
+		if i = skipSpace(b, stop); i >= len(b) || b[i] != ',' {
+			return
+		}
+		i = skipSpace(b, i+1)
+	}
+}
+
+// eachElement calls fn with each element of a JSON array whose structure
+// is known to be sound; anything but an array calls it for nothing.
+func eachElement(b []byte, fn func(v []byte)) {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '[' {
+		return
+	}
+	for i = skipSpace(b, i+1); i < len(b) && b[i] != ']'; {
+		stop, err := skipValue(b, i, 0)
+		if err != nil {
+			return
+		}
+		fn(b[i:stop])
+		if i = skipSpace(b, stop); i >= len(b) || b[i] != ',' {
+			return
+		}
+		i = skipSpace(b, i+1)
+	}
 }
 
 // str decodes a JSON string value (null is ""), interned when the value

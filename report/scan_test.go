@@ -97,7 +97,9 @@ func TestScanAccepts(t *testing.T) {
 		{"one-line JSON array", ".json", "[" + a + "," + b + "]", []int{1, 1}},
 		{"Python result without outcome", ".jsonl", `{"attack":"naive","success":true,"trace":"Trace(steps=2)"}`, []int{1}},
 		{"agent names the cell", ".jsonl", `{"agent":"chat","outcome":"refused"}`, []int{1}},
-		{"nulls", ".jsonl", `{"key":"k","attack":null,"outcome":null,"success":null,"utility":null,"method_specs":null,"repeat_index":null}`, []int{1}},
+		// null is none for the fields beside the verdict (a null outcome
+		// or success is an error: TestScanRejectsBadVerdicts).
+		{"nulls", ".jsonl", `{"key":"k","attack":null,"outcome":"refused","success":false,"utility":null,"method_specs":null,"repeat_index":null}`, []int{1}},
 		{"CSV", ".csv", "key,attack,outcome\nk1,naive,refused\nk2,\"multi\nline\",refused\nk3,x,refused\n", []int{2, 3, 5}},
 	}
 	for _, tt := range tests {

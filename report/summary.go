@@ -85,6 +85,9 @@ type Group struct {
 	// expects an answer (N = 0 when none does).
 	Utility       Rate `json:"utility_under_attack"`
 	BenignUtility Rate `json:"benign_utility"`
+	// ToolErrorCells counts the judged cells whose every tool call
+	// errored (see Record.ToolCallsFailed); they are in the rate.
+	ToolErrorCells int `json:"tool_error_cells,omitempty"`
 
 	cells, benign int // every cell of the group, and its benign baseline cells
 }
@@ -101,8 +104,14 @@ type Summary struct {
 	Utility       Rate                  `json:"utility_under_attack"`
 	BenignUtility Rate                  `json:"benign_utility"`
 	Outcomes      map[judge.Outcome]int `json:"outcomes"`
-	By            []string              `json:"by,omitempty"`
-	Groups        []Group               `json:"groups,omitempty"`
+	// ToolErrorCells counts the judged cells whose every tool call
+	// errored: they are in the attack success rate, but the model never
+	// got a tool's answer (a mock that calls a scenario's tools without
+	// their arguments, a scenario whose tools do not fit the target), so
+	// their failures may not measure the model.
+	ToolErrorCells int      `json:"tool_error_cells,omitempty"`
+	By             []string `json:"by,omitempty"`
+	Groups         []Group  `json:"groups,omitempty"`
 	// Benchmarks are the metrics of the standard benchmarks the results'
 	// cases were imported from, as those benchmarks report them.
 	Benchmarks []BenchmarkMetrics `json:"benchmarks,omitempty"`
@@ -232,10 +241,14 @@ type groupAcc struct {
 	util, utilN     int // utility under attack
 	bUtil, bUtilN   int // benign utility
 	cells, benign   int
+	toolErrors      int // judged cells whose every tool call errored
 }
 
 func (g *groupAcc) add(r *Record, judged, success, failed bool) {
 	g.cells++
+	if judged && r.ToolCallsFailed {
+		g.toolErrors++
+	}
 	if failed {
 		g.errors++
 	} else if r.benign() {
@@ -265,7 +278,7 @@ func (g *groupAcc) add(r *Record, judged, success, failed bool) {
 func (g *groupAcc) group() Group {
 	return Group{Values: g.values, ASR: NewRate(g.succ, g.n), Errors: g.errors,
 		Utility: NewRate(g.util, g.utilN), BenignUtility: NewRate(g.bUtil, g.bUtilN),
-		cells: g.cells, benign: g.benign}
+		ToolErrorCells: g.toolErrors, cells: g.cells, benign: g.benign}
 }
 
 // NewAggregator returns an empty aggregator grouping by the named fields.
@@ -357,7 +370,7 @@ func (a *Aggregator) Summary() Summary {
 		s.Outcomes[o] = c
 	}
 	all := a.all.group()
-	s.ASR, s.Utility, s.BenignUtility = all.ASR, all.Utility, all.BenignUtility
+	s.ASR, s.Utility, s.BenignUtility, s.ToolErrorCells = all.ASR, all.Utility, all.BenignUtility, all.ToolErrorCells
 	keys := make([]string, 0, len(a.groups))
 	for k := range a.groups {
 		keys = append(keys, k)
@@ -388,14 +401,34 @@ func (s Summary) WriteGroupsText(w io.Writer) error {
 }
 
 func (s Summary) writeGroups(tw io.Writer) {
-	fmt.Fprintf(tw, "%s\tsuccess\trate\t95%% CI\terrors\n", strings.ToUpper(strings.Join(s.By, "\t")))
+	// The tool errors column shows only when there are some, so that
+	// other reports stay as they were.
+	tools := s.ToolErrorCells > 0
+	head := "%s\tsuccess\trate\t95%% CI\terrors\n"
+	if tools {
+		head = "%s\tsuccess\trate\t95%% CI\terrors\ttool errors\n"
+	}
+	fmt.Fprintf(tw, head, strings.ToUpper(strings.Join(s.By, "\t")))
 	vals := make([]string, len(s.By))
 	for _, g := range s.Groups {
 		for i, v := range g.Values {
 			vals[i] = termsafe.Line(v)
 		}
-		fmt.Fprintf(tw, "%s\t%d/%d\t%s\t%s\t%d\n", strings.Join(vals, "\t"), g.ASR.Successes, g.ASR.N, g.ASR.pct(), g.ASR.ci(), g.Errors)
+		fmt.Fprintf(tw, "%s\t%d/%d\t%s\t%s\t%d", strings.Join(vals, "\t"), g.ASR.Successes, g.ASR.N, g.ASR.pct(), g.ASR.ci(), g.Errors)
+		if tools {
+			fmt.Fprintf(tw, "\t%d", g.ToolErrorCells)
+		}
+		fmt.Fprintln(tw)
 	}
+}
+
+// ToolErrorWarning says how many judged cells had tool calls that all
+// errored, "" when none did.
+func (s Summary) ToolErrorWarning() string {
+	if s.ToolErrorCells == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d of the %d judged cells had tool calls that all errored; their failures may not measure the model", s.ToolErrorCells, s.ASR.N)
 }
 
 // WriteText writes the summary as aligned text: totals, outcomes, and the
@@ -408,6 +441,9 @@ func (s Summary) WriteText(w io.Writer) error {
 	fmt.Fprintf(tw, "cells\t%d\n", s.Cells)
 	fmt.Fprintf(tw, "attack success\t%s\n", s.ASR)
 	fmt.Fprintf(tw, "runtime errors\t%d\n", s.Errors)
+	if w := s.ToolErrorWarning(); w != "" {
+		fmt.Fprintf(tw, "tool errors\t%s\n", w)
+	}
 	if s.NotJudged > 0 {
 		fmt.Fprintf(tw, "not judged\t%d\n", s.NotJudged)
 	}
@@ -418,7 +454,7 @@ func (s Summary) WriteText(w io.Writer) error {
 		fmt.Fprintf(tw, "utility under attack\t%s\n", s.Utility)
 		fmt.Fprintf(tw, "benign utility\t%s\n", s.BenignUtility)
 	}
-	fmt.Fprintf(tw, "outcomes\t%s\n", strings.Join(outcomeParts(s.Outcomes), ", "))
+	fmt.Fprintf(tw, "outcomes\t%s\n", strings.Join(outcomeParts(s.Outcomes, termsafe.Line), ", "))
 	for _, b := range s.Benchmarks {
 		b.writeText(tw)
 	}

@@ -40,10 +40,14 @@ func FormatOf(path string) (string, error) {
 }
 
 // Create opens an output file, its format chosen by extension. An existing
-// file is an error wrapping ErrExists unless force is set. JSONL is written
-// in place, a line flushed per result; JSON and CSV are written to a
-// temporary file beside path and renamed over it by Close, so a half-written
-// file never carries the final name. CSV cells that a spreadsheet would
+// file is an error wrapping ErrExists unless force is set; a path that
+// names something other than a regular file (a device, a FIFO, a
+// directory, or a symbolic link to one) is an error wrapping ErrNotRegular,
+// force or not. JSONL is written in place, a line flushed per result; JSON
+// and CSV are written to a temporary file beside path and renamed over it
+// by Close, so a half-written file never carries the final name. Either
+// way the file is new, mode 0644 less the umask, and a symbolic link is
+// written through (see WriteFileAtomic). CSV cells that a spreadsheet would
 // run as formulas are neutralised (see NewCSV); CreateWith can turn that
 // off.
 func Create(path string, force bool) (Writer, error) {
@@ -57,35 +61,38 @@ func CreateWith(path string, force bool, csvOpts CSVOptions) (Writer, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := CheckOutputFile(path); err != nil {
+		return nil, err
+	}
 	if !force {
 		if _, err := os.Stat(path); err == nil {
 			return nil, fmt.Errorf("%s: %w (use --force to overwrite)", path, ErrExists)
 		}
 	}
 	if format == ".jsonl" {
-		f, err := os.Create(path)
+		f, err := createInPlace(path, force)
 		if err != nil {
 			return nil, err
 		}
 		return &fileWriter{Writer: NewJSONL(f), f: f}, nil
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	a, err := createAtomic(path)
 	if err != nil {
 		return nil, err
 	}
 	var w Writer
 	if format == ".json" {
-		w = NewJSON(f)
+		w = NewJSON(a)
 	} else {
-		w = NewCSVWriter(f, csvOpts)
+		w = NewCSVWriter(a, csvOpts)
 	}
-	return &fileWriter{Writer: w, f: f, rename: path}, nil
+	return &fileWriter{Writer: w, f: a.File, atomic: a}, nil
 }
 
 type fileWriter struct {
 	Writer
 	f      *os.File
-	rename string
+	atomic *atomicFile // renamed over its target by Close; nil: written in place
 }
 
 // Encoder returns the writer's Encoder, when its format has one.
@@ -96,15 +103,11 @@ func (w *fileWriter) Encoder() (Encoder, bool) {
 
 func (w *fileWriter) Close() error {
 	err := w.Writer.Close()
+	if w.atomic != nil {
+		return w.atomic.commit(err)
+	}
 	if cerr := w.f.Close(); err == nil {
 		err = cerr
-	}
-	if w.rename != "" {
-		if err != nil {
-			os.Remove(w.f.Name())
-			return err
-		}
-		return os.Rename(w.f.Name(), w.rename)
 	}
 	return err
 }

@@ -87,7 +87,7 @@ func exitCode(err error) int {
 	case errors.Is(err, context.Canceled):
 		return ExitInterrupted
 	case errors.As(err, &ue), errors.Is(err, matrix.ErrConfig), errors.Is(err, method.ErrUnknown),
-		errors.Is(err, method.ErrOption), errors.Is(err, dataset.ErrUnknown), errors.Is(err, report.ErrExists),
+		errors.Is(err, method.ErrOption), errors.Is(err, dataset.ErrUnknown), errors.Is(err, report.ErrExists), errors.Is(err, report.ErrNotRegular),
 		errors.Is(err, target.ErrMissingKey):
 		return ExitUsage
 	}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -73,24 +72,40 @@ func parseBy(by []string) ([]string, error) {
 
 // writeFileAtomic writes a file through a temporary file beside it, renamed
 // over it when complete: a crash leaves the old file or none, never half a
-// file.
+// file. It is report.WriteFileAtomic: mode 0644 less the umask, symbolic
+// links written through, and a path that is not a regular file (a device,
+// a FIFO) refused as bad usage, never replaced.
 func writeFileAtomic(path string, write func(io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
+	err := report.WriteFileAtomic(path, write)
+	if errors.Is(err, report.ErrNotRegular) {
+		return usage(err)
+	}
+	return err
+}
+
+// checkNew checks an output a command replaces only with --force: see
+// checkOutput; an existing file without force is refused. "-" is standard
+// output and "" no output: nothing to check.
+func checkNew(flag, path string, force bool, inputs []string) error {
+	if path == "" || path == "-" {
+		return nil
+	}
+	if err := checkOutput(flag, path, inputs...); err != nil {
 		return err
 	}
-	defer os.Remove(f.Name())
-	err = write(f)
-	if err == nil {
-		err = f.Chmod(0o644)
+	if _, err := os.Stat(path); err == nil && !force {
+		return usage(fmt.Errorf("%s %s: %w (use --force to overwrite)", flag, path, report.ErrExists))
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	return nil
+}
+
+// writeOutput writes an output to its file, whole (writeFileAtomic), or to
+// stdout when path is "-".
+func writeOutput(stdout io.Writer, path string, write func(io.Writer) error) error {
+	if path == "-" {
+		return write(stdout)
 	}
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return os.Rename(f.Name(), path)
+	return writeFileAtomic(path, write)
 }
 
 // checkFormat refuses a --format value outside known.
@@ -168,12 +183,17 @@ func runReport(cmd *cobra.Command, streams IO, o *reportOptions, files []string)
 		case o.HTML == "":
 			o.HTML = o.Output
 		}
-	} else if o.Output != "" {
-		if err := checkOutput("--output", o.Output, files...); err != nil {
+	} else {
+		// The summary goes to --output, or to standard output ("-").
+		summary := o.Output
+		if summary == "" {
+			summary = "-"
+		}
+		if err := checkDistinct(output{"--output", summary}, output{"--html", o.HTML}); err != nil {
 			return err
 		}
-		if _, err := os.Stat(o.Output); err == nil && !o.Force {
-			return usage(fmt.Errorf("--output %s: %w (use --force to overwrite)", o.Output, report.ErrExists))
+		if err := checkNew("--output", o.Output, o.Force, files); err != nil {
+			return err
 		}
 	}
 	if o.CSVRaw && o.Format != "csv" {
@@ -187,11 +207,8 @@ func runReport(cmd *cobra.Command, streams IO, o *reportOptions, files []string)
 	}
 	var page *report.HTMLReport
 	if o.HTML != "" {
-		if err := checkOutput("--html", o.HTML, files...); err != nil {
+		if err := checkNew("--html", o.HTML, o.Force, files); err != nil {
 			return err
-		}
-		if _, err := os.Stat(o.HTML); err == nil && !o.Force {
-			return usage(fmt.Errorf("--html %s: %w (use --force to overwrite)", o.HTML, report.ErrExists))
 		}
 		max := o.HTMLTraces
 		if max == 0 {
@@ -223,10 +240,12 @@ func runReport(cmd *cobra.Command, streams IO, o *reportOptions, files []string)
 		return err
 	}
 	if page != nil {
-		if err := writeFileAtomic(o.HTML, page.Write); err != nil {
+		if err := writeOutput(streams.Out, o.HTML, page.Write); err != nil {
 			return err
 		}
-		fmt.Fprintf(streams.ErrOut, "report: %s\n", termsafe.Line(o.HTML))
+		if o.HTML != "-" {
+			fmt.Fprintf(streams.ErrOut, "report: %s\n", termsafe.Line(o.HTML))
+		}
 	}
 	sums := []report.Summary{aggs[0].Summary()}
 	for _, a := range aggs[1:] {
@@ -237,7 +256,7 @@ func runReport(cmd *cobra.Command, streams IO, o *reportOptions, files []string)
 	switch {
 	case o.Format == "html":
 		return nil // the page is the report
-	case o.Output != "":
+	case o.Output != "" && o.Output != "-":
 		err := writeFileAtomic(o.Output, func(w io.Writer) error {
 			return writeSummaries(w, sums, o.Format, report.CSVOptions{Raw: o.CSVRaw})
 		})
@@ -399,6 +418,15 @@ func writeComparison(w io.Writer, c report.Comparison) error {
 		return err
 	}
 	fmt.Fprintf(w, "\n* p < %.2f: unlikely to be noise (two-proportion z-test); — where a side has no judged cells\n", report.Alpha)
+	for _, side := range []struct {
+		name  string
+		cells int
+		n     int
+	}{{"base", c.BaseToolErrorCells, c.Overall.Base.N}, {"new", c.NewToolErrorCells, c.Overall.New.N}} {
+		if side.cells > 0 {
+			fmt.Fprintf(w, "\nwarning: %s: %d of the %d judged cells had tool calls that all errored; their failures may not measure the model\n", side.name, side.cells, side.n)
+		}
+	}
 	fmt.Fprintf(w, "\n%d cells flipped; %d only in base, %d only in new\n", len(c.Flips), c.OnlyBase, c.OnlyNew)
 	for i, f := range c.Flips {
 		if i == maxFlipsShown {
@@ -475,14 +503,21 @@ func runGate(cmd *cobra.Command, streams IO, o *gateOptions, files []string) err
 	if err := scanResults(streams.In, files, func(r *report.Record) error { agg.AddRecord(r); return nil }); err != nil {
 		return err
 	}
-	checks := report.Gate(agg.Summary(), report.GateOptions{MaxASR: o.MaxASR, Strict: o.Strict, MaxErrors: maxErrors, AllowEmpty: o.AllowEmpty})
+	sum := agg.Summary()
+	checks := report.Gate(sum, report.GateOptions{MaxASR: o.MaxASR, Strict: o.Strict, MaxErrors: maxErrors, AllowEmpty: o.AllowEmpty})
+	if w := sum.ToolErrorWarning(); w != "" {
+		fmt.Fprintf(streams.ErrOut, "gate: warning: %s\n", w)
+	}
+	out := streams.Out
 	if o.JUnit != "" {
-		err := writeFileAtomic(o.JUnit, func(w io.Writer) error { return report.WriteJUnit(w, "pikit gate", checks) })
+		err := writeOutput(streams.Out, o.JUnit, func(w io.Writer) error { return report.WriteJUnit(w, "pikit gate", checks) })
 		if err != nil {
 			return err
 		}
+		if o.JUnit == "-" {
+			out = streams.ErrOut // stdout is the XML's
+		}
 	}
-	out := streams.Out
 	failed := 0
 	for _, c := range checks {
 		status := "ok  "

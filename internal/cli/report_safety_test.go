@@ -257,10 +257,12 @@ func TestReportTerminalSafety(t *testing.T) {
 		res[i].Defense, res[i].Agent, res[i].Target, res[i].Channel = reportHostile, reportHostile, reportHostile, reportHostile
 		res[i].Reason = "reason " + reportHostile
 	}
-	res[2].Outcome = judge.Outcome(reportHostile)
+	// Two values of each field, so that report's tables per field show.
+	res[2].Attack, res[2].CaseID, res[2].Defense = reportHostile+"2", reportHostile+"2", reportHostile+"2"
+	res[2].Agent, res[2].Target, res[2].Channel = reportHostile+"2", reportHostile+"2", reportHostile+"2"
 	base := writeReportResults(t, dir, "base.jsonl", res)
 	flipped := append([]matrix.Result(nil), res...)
-	flipped[0].Success, flipped[0].Outcome = false, judge.Outcome(reportHostile+"new")
+	flipped[0].Success, flipped[0].Outcome = false, judge.PolicyBlocked
 	flipped[1].Success, flipped[1].Outcome = true, judge.FullSuccess
 	next := writeReportResults(t, dir, "next.jsonl", flipped)
 	for _, args := range [][]string{
@@ -308,7 +310,13 @@ func TestReportTerminalSafety(t *testing.T) {
 	// Error messages quote file names and content.
 	badCSV := writeFile(t, dir, "bad.csv", reportHostile+",x\n1,2\n")
 	badName := writeFile(t, dir, "r"+reportHostile+".jsonl", "{}\n")
+	// An outcome outside judge.Outcomes is refused, quoted in the error.
+	res[2].Outcome = judge.Outcome(reportHostile)
+	badOutcome := writeReportResults(t, dir, "outcome.jsonl", res)
 	for _, args := range [][]string{
+		{"report", badOutcome},
+		{"gate", badOutcome, "--max-asr", "0.1"},
+		{"compare", base, badOutcome},
 		{"report", badCSV},
 		{"report", badName},
 		{"compare", badName, base},
