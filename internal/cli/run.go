@@ -370,6 +370,9 @@ func (o *runOptions) execute(ctx context.Context, streams IO, src matrix.Source,
 	}
 	sum := status.Summary()
 	writeStatus(streams.ErrOut, sum, of)
+	if warn := sum.ToolErrorWarning(); warn != "" {
+		fmt.Fprintf(streams.ErrOut, "warning: %s\n", warn)
+	}
 	if w == nil && sum.Cells > 0 {
 		if err := table.Summary().WriteText(streams.Out); err != nil {
 			return err
