@@ -281,6 +281,7 @@ func TestRealAgentThroughMCP(t *testing.T) {
 	t.Setenv("OPENAI_BASE_URL", model.URL+"/v1")
 	t.Setenv("OPENAI_API_KEY", "sk-pikit-integration-0123456789abcdef")
 	t.Setenv("OPENAI_AGENTS_DISABLE_TRACING", "1")
+	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-pikit-integration-0123456789") // not passed: withheld
 	for _, poison := range []string{"result", "rug_pull"} {
 		t.Run(poison, func(t *testing.T) {
 			dir := t.TempDir()
@@ -300,10 +301,17 @@ poison = "` + poison + `"
 			}
 			out := filepath.Join(dir, "results.jsonl")
 			script, _ := filepath.Abs(filepath.Join("testdata", "agents", "openai_agents_mcp.py"))
-			args := []string{"mcp", "run", "--config", cfg, "-q", "-o", out, "--agent-timeout", "2m", "--", py, script}
+			// The agent talks to its model itself: pikit withholds its
+			// secrets (OPENAI_* among them) unless they are named.
+			args := []string{"mcp", "run", "--config", cfg, "-q", "-o", out, "--agent-timeout", "2m",
+				"--pass-env", "OPENAI_API_KEY", "--pass-env", "OPENAI_BASE_URL", "--pass-env", "OPENAI_AGENTS_DISABLE_TRACING",
+				"--", py, script}
 			var stdout, stderr bytes.Buffer
 			if code := cli.Run(context.Background(), args, cli.IO{In: strings.NewReader(""), Out: &stdout, ErrOut: &stderr}); code != 0 {
 				t.Fatalf("pikit %s: exit %d\n%s", strings.Join(args, " "), code, stderr.String())
+			}
+			if notice := stderr.String(); !strings.Contains(notice, "ANTHROPIC_API_KEY") || strings.Contains(notice, "sk-ant-pikit") {
+				t.Errorf("the notice of withheld variables:\n%s", notice)
 			}
 			res := readResults(t, out)
 			if len(res) != 2 {

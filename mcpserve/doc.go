@@ -20,5 +20,12 @@
 // Clients are untrusted: messages, arguments and the steps of a session
 // are bounded (MaxMessageBytes, MaxArgumentBytes, MaxSteps), invalid
 // arguments get a tool error, and agent commands run in a process group
-// of their own that is killed when the cell ends.
+// of their own that is killed when the cell ends. Over HTTP the sessions
+// open at once are bounded too (ServeOptions.MaxSessions; a few per cell
+// for a Runner), and so are a request's headers and body, in size and in
+// time, and an idle connection (NewHTTPServer); over stdio a message too
+// long is answered with a JSON-RPC error and skipped, and the session goes
+// on. An agent command gets pikit's environment without its secrets
+// (internal/agentenv) but for those the user names, and what it writes is
+// redacted of the environment's API keys before it is kept.
 package mcpserve

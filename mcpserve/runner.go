@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -17,8 +18,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pikit-go/pikit/agent"
+	"github.com/pikit-go/pikit/internal/agentenv"
 	"github.com/pikit-go/pikit/internal/procgroup"
 	"github.com/pikit-go/pikit/matrix"
+	"github.com/pikit-go/pikit/target"
 )
 
 // Defaults of a Runner.
@@ -33,6 +36,9 @@ const (
 	maxStderr = 4 << 10
 	// killGrace is how long an agent has between SIGTERM and SIGKILL.
 	killGrace = 2 * time.Second
+	// maxCellSessions bounds the MCP sessions open at once at one cell's
+	// endpoint.
+	maxCellSessions = 8
 )
 
 // Environment variables and argument placeholders the agent command gets.
@@ -77,10 +83,17 @@ type Runner struct {
 	Timeout time.Duration
 	// Dir is the command's working directory ("" for pikit's).
 	Dir string
-	// Env is added to the command's environment (pikit's own).
+	// Env is added to the command's environment: pikit's own without
+	// its secrets (see agentenv.Filter) but for those PassEnv names.
 	Env []string
+	// PassEnv names variables of pikit's environment the command gets
+	// even though they hold secrets: the agent talks to its own model, and
+	// may need its key (OPENAI_API_KEY) or endpoint (OPENAI_BASE_URL).
+	PassEnv []string
 	// LogDir, when set, keeps each run's whole stdout and stderr there as
-	// {cell key}.stdout and {cell key}.stderr.
+	// {cell key}.stdout and {cell key}.stderr. What the command writes is
+	// redacted (the API keys of pikit's environment, as in results) before
+	// it is kept, there and in the trace.
 	LogDir string
 	// OnEvent, when set, sees every listing and call of every cell.
 	OnEvent func(Event)
@@ -113,12 +126,18 @@ func (r *Runner) Start() (string, error) {
 		}
 		r.base = "http://" + ln.Addr().String()
 		mux := http.NewServeMux()
-		mux.HandleFunc("/s/{key}/mcp", r.serveCell)
-		r.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10}
+		mux.Handle("/s/{key}/mcp", bodyLimited(http.HandlerFunc(r.serveCell), DefaultBodyTimeout))
+		r.srv = NewHTTPServer(mux)
 		go func() { _ = r.srv.Serve(ln) }()
 	})
 	return r.base, r.startErr
 }
+
+// LabelsTarget reports that a Runner's cells never reach their target:
+// the agent command talks to its own model, and a cell's target only
+// labels its result (an LLM judge with no target of its own still asks
+// it). A dry run says so instead of listing where a key would go.
+func (r *Runner) LabelsTarget() bool { return true }
 
 // Close stops the listener, once the run is over.
 func (r *Runner) Close() error {
@@ -180,8 +199,14 @@ func (r *Runner) Drive(ctx context.Context, d matrix.Drive) (agent.Trace, error)
 	if err != nil {
 		return agent.Trace{}, err
 	}
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return sess.Server() },
+	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return sess.Server() },
 		&mcp.StreamableHTTPOptions{MaxRequestBodyBytes: MaxMessageBytes})
+	// An agent opens a session or a few (one a reconnection): more is
+	// something else on this machine, which gets a 503.
+	gate := &sessionGate{max: maxCellSessions, why: "the most pikit mcp run lets one run of the agent open at its endpoint"}
+	h := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		gate.serve(w, req, sdk, sess.Server)
+	})
 	r.mu.Lock()
 	if r.cells == nil {
 		r.cells = map[string]http.Handler{}
@@ -280,10 +305,11 @@ func (r *Runner) exec(ctx context.Context, key string, env map[string]string) (r
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = r.Dir
-	cmd.Env = append(os.Environ(), r.Env...)
+	extra := slices.Clone(r.Env)
 	for _, name := range []string{EnvURL, EnvSession, EnvAgent, EnvUserMessage} {
-		cmd.Env = append(cmd.Env, name+"="+env[name])
+		extra = append(extra, name+"="+env[name])
 	}
+	cmd.Env, _ = agentenv.Filter(os.Environ(), r.PassEnv, extra)
 	stdout, stderr := procgroup.NewTail(MaxFinalText), procgroup.NewTail(maxStderr)
 	var outSink, errSink io.Writer = stdout, stderr
 	if r.LogDir != "" {
@@ -295,6 +321,11 @@ func (r *Runner) exec(ctx context.Context, key string, env map[string]string) (r
 		defer errF.Close()
 		outSink, errSink = multi(stdout, outF), multi(stderr, errF)
 	}
+	// Redacted before it is kept: the log files and the tails alike (a
+	// tail that starts inside a key would keep a part Redact no longer
+	// recognises).
+	secrets := target.EnvSecrets()
+	outRed, errRed := newRedactor(outSink, secrets), newRedactor(errSink, secrets)
 	// The command writes to pipes of ours, not to pipes exec copies
 	// from: Wait then returns when the command exits, even when something
 	// it started still holds them, and the group is killed at once.
@@ -323,10 +354,11 @@ func (r *Runner) exec(ctx context.Context, key string, env map[string]string) (r
 	copied := make(chan struct{}, 2)
 	for _, c := range []struct {
 		r *os.File
-		w io.Writer
-	}{{outR, outSink}, {errR, errSink}} {
+		w *redactor
+	}{{outR, outRed}, {errR, errRed}} {
 		go func() {
 			_, _ = io.Copy(c.w, c.r)
+			_ = c.w.Flush()
 			copied <- struct{}{}
 		}()
 	}

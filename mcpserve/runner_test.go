@@ -3,6 +3,8 @@ package mcpserve
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pikit-go/pikit/agent"
 	"github.com/pikit-go/pikit/judge"
 	"github.com/pikit-go/pikit/matrix"
 	"github.com/pikit-go/pikit/mcpserve/mcptest"
@@ -56,6 +59,27 @@ func helperAgent(mode string) int {
 	switch mode {
 	case "hang":
 		time.Sleep(time.Hour) // the runner's timeout kills it
+	case "sessions":
+		// One session more than a cell's endpoint allows, never closed.
+		var statuses []string
+		for range maxCellSessions + 1 {
+			req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(initialize))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 1
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			statuses = append(statuses, fmt.Sprint(resp.StatusCode))
+			if resp.StatusCode != http.StatusOK {
+				fmt.Fprintf(os.Stderr, "%s\n", b)
+			}
+		}
+		fmt.Fprintln(os.Stderr, "statuses:", strings.Join(statuses, " "))
+		return 0
 	case "silent":
 		fmt.Fprintln(os.Stderr, "no API key")
 		return 0
@@ -67,6 +91,23 @@ func helperAgent(mode string) int {
 		return 1
 	}
 	switch mode {
+	case "env":
+		// What the agent was given of pikit's environment.
+		for _, kv := range os.Environ() {
+			fmt.Println(kv)
+		}
+	case "leak":
+		// An agent that prints its key, cut across writes, to both streams,
+		// then enough after it on stdout that the kept tail starts inside
+		// the key.
+		key := os.Getenv("OPENAI_API_KEY")
+		half := len(key) / 2
+		os.Stdout.WriteString("using key " + key[:half])
+		os.Stdout.WriteString(key[half:] + "\n")
+		os.Stderr.WriteString("error: bad key " + key[:half])
+		os.Stderr.WriteString(key[half:] + "\n")
+		os.Stdout.WriteString(key + strings.Repeat(".", MaxFinalText-half))
+		return 3
 	case "exit3":
 		fmt.Fprintln(os.Stderr, "something went wrong in the agent")
 		return 3
@@ -264,5 +305,135 @@ func TestRunnerCancel(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("Drive did not return when cancelled")
+	}
+}
+
+// driveOne runs the first cell of a config through r.Drive, without the
+// matrix runner (which redacts results on its own).
+func driveOne(t *testing.T, r *Runner, toml string) (agent.Trace, string) {
+	t.Helper()
+	cfg, err := matrix.Parse("exp.toml", []byte(toml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells, err := matrix.Plan(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := Prepare(context.Background(), cells[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	tr, err := r.Drive(context.Background(), d)
+	if err != nil {
+		t.Fatalf("drive: %v", err)
+	}
+	return tr, cells[0].Key
+}
+
+// testKey is an API key as the tests set it in pikit's environment.
+const testKey = "sk-pikit-test-5f0c9a1e7b2d4c6e8a0b1c2d3e4f5a6b"
+
+func TestRunnerAgentEnvironment(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", testKey)
+	t.Setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-pikit-test-0123456789")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "aws-secret-pikit-test-0123456789")
+	t.Setenv("AWS_SESSION_TOKEN", "aws-token-pikit-test-0123456789")
+	t.Setenv("PIKIT_TEST_PLAIN", "plain-value")
+	tests := []struct {
+		name    string
+		pass    []string
+		want    []string // lines the agent printed
+		notWant []string // text of its environment that must not reach it
+	}{
+		{
+			name:    "secrets withheld",
+			want:    []string{"PIKIT_TEST_PLAIN=plain-value", helperEnv + "=env", EnvURL + "=http://127.0.0.1:"},
+			notWant: []string{"OPENAI_API_KEY=", "OPENAI_BASE_URL=", "ANTHROPIC_API_KEY=", "sk-ant-pikit-test", "aws-secret-pikit-test", "aws-token-pikit-test"},
+		},
+		{
+			name: "named ones passed",
+			pass: []string{"OPENAI_API_KEY", "OPENAI_BASE_URL"},
+			// The key reaches the agent; what the agent prints of it is
+			// redacted.
+			want:    []string{"OPENAI_API_KEY=[REDACTED]", "OPENAI_BASE_URL=http://127.0.0.1:9/v1", "PIKIT_TEST_PLAIN=plain-value"},
+			notWant: []string{testKey, "ANTHROPIC_API_KEY=", "aws-secret-pikit-test", "aws-token-pikit-test"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := helperRunner("env")
+			r.PassEnv = tt.pass
+			tr, _ := driveOne(t, r, emailCell)
+			for _, w := range tt.want {
+				if !strings.Contains(tr.FinalText, w) {
+					t.Errorf("the agent's environment lacks %q:\n%s", w, tr.FinalText)
+				}
+			}
+			for _, nw := range tt.notWant {
+				if strings.Contains(tr.FinalText, nw) {
+					t.Errorf("%q reached the agent", nw)
+				}
+			}
+		})
+	}
+}
+
+func TestRunnerRedactsAgentOutput(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", testKey)
+	dir := t.TempDir()
+	r := helperRunner("leak")
+	r.PassEnv = []string{"OPENAI_API_KEY"}
+	r.LogDir = dir
+	tr, key := driveOne(t, r, emailCell)
+	// Any 12 bytes of the key give part of it away.
+	leaks := func(s string) bool {
+		for i := 0; i+12 <= len(testKey); i++ {
+			if strings.Contains(s, testKey[i:i+12]) {
+				return true
+			}
+		}
+		return false
+	}
+	exit := tr.Steps[len(tr.Steps)-1].Text
+	for name, text := range map[string]string{"final text": tr.FinalText, "exit step": exit} {
+		if leaks(text) {
+			t.Errorf("the %s holds the key: %q", name, text)
+		}
+	}
+	if !strings.Contains(exit, "error: bad key [REDACTED]") {
+		t.Errorf("exit step %q", exit)
+	}
+	for _, ext := range []string{".stdout", ".stderr"} {
+		b, err := os.ReadFile(filepath.Join(dir, key+ext))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if leaks(string(b)) || !strings.Contains(string(b), "bad key [REDACTED]\n") && !strings.Contains(string(b), "using key [REDACTED]\n") {
+			t.Errorf("log %s: %q", ext, clipped(string(b)))
+		}
+	}
+}
+
+func TestRunnerBoundsSessions(t *testing.T) {
+	cfg, err := matrix.Parse("exp.toml", []byte(emailCell))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells, _ := matrix.Plan(cfg)
+	d, err := Prepare(context.Background(), cells[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := helperRunner("sessions")
+	defer r.Close()
+	// The agent lists no tool: the error says how it ended, with its
+	// stderr.
+	_, err = r.Drive(context.Background(), d)
+	want := "statuses: " + strings.Repeat("200 ", maxCellSessions) + "503"
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "already 8 open MCP sessions") {
+		t.Errorf("got %v, want %q", err, want)
 	}
 }

@@ -2,6 +2,7 @@ package mcpserve
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"sync"
@@ -22,10 +23,22 @@ type ServeOptions struct {
 	// SessionTimeout ends an HTTP session after this long without a
 	// request; 0 is DefaultSessionTimeout.
 	SessionTimeout time.Duration
+	// MaxSessions bounds the HTTP sessions open at once; a client that
+	// would open one more gets a 503 with a JSON-RPC error saying why. 0
+	// is DefaultMaxSessions.
+	MaxSessions int
+	// BodyTimeout bounds reading an HTTP request's body; 0 is
+	// DefaultBodyTimeout.
+	BodyTimeout time.Duration
+	// Notify, when set, is told in a line what the server refused a
+	// client and why: a stdio message over MaxMessageBytes (each one), new
+	// HTTP sessions over MaxSessions (once each time the bound is
+	// reached).
+	Notify func(string)
 }
 
 // DefaultSessionTimeout is how long an idle HTTP session lives.
-const DefaultSessionTimeout = 30 * time.Minute
+const DefaultSessionTimeout = 5 * time.Minute
 
 // StdioSession is the session name of the one session ServeStdio serves.
 const StdioSession = "stdio"
@@ -33,12 +46,21 @@ const StdioSession = "stdio"
 // ServeStdio serves one session over newline-delimited JSON-RPC on r and
 // w (a client that launched pikit as its MCP server talks over stdin and
 // stdout) until the client closes r or ctx ends, and returns the trace.
+// A line over MaxMessageBytes is skipped (pikit reads on to its end,
+// keeping none of it) and answered with a JSON-RPC error; the session
+// goes on.
 func ServeStdio(ctx context.Context, s Setup, r io.Reader, w io.Writer, o ServeOptions) (agent.Trace, error) {
 	sess, err := New(s, SessionOptions{ID: StdioSession, OnEvent: o.OnEvent})
 	if err != nil {
 		return agent.Trace{}, err
 	}
-	t := &mcp.IOTransport{Reader: io.NopCloser(r), Writer: nopWriteCloser{w}, MaxLineLength: MaxMessageBytes}
+	out := &lockedWriter{w: w} // the SDK's answers and pikit's refusals, a line at a time
+	lines, relay := io.Pipe()
+	defer lines.Close()
+	go relayLines(r, relay, out, o.Notify)
+	// Every line that reaches the SDK is within MaxMessageBytes; its own
+	// bound (which would end the session) is left above that.
+	t := &mcp.IOTransport{Reader: lines, Writer: nopWriteCloser{out}, MaxLineLength: 2 * MaxMessageBytes}
 	ss, err := sess.Server().Connect(ctx, t, nil)
 	if err != nil {
 		return sess.End(), err
@@ -72,6 +94,9 @@ type Handler struct {
 	http  *mcp.StreamableHTTPHandler
 	probe *mcp.Server // answers the protocol-version check of requests in a session
 
+	body http.Handler // reads the request's body, bounded, then serve
+	gate sessionGate
+
 	mu     sync.Mutex
 	live   map[*Session]*sync.Once
 	closed bool
@@ -86,11 +111,23 @@ func NewHandler(s Setup, o ServeOptions) (*Handler, error) {
 	if o.SessionTimeout <= 0 {
 		o.SessionTimeout = DefaultSessionTimeout
 	}
+	if o.MaxSessions <= 0 {
+		o.MaxSessions = DefaultMaxSessions
+	}
+	if o.BodyTimeout <= 0 {
+		o.BodyTimeout = DefaultBodyTimeout
+	}
 	h := &Handler{setup: s, opts: o, probe: probe.Server(), live: map[*Session]*sync.Once{}}
 	h.http = mcp.NewStreamableHTTPHandler(h.server, &mcp.StreamableHTTPOptions{
 		MaxRequestBodyBytes: MaxMessageBytes,
 		SessionTimeout:      o.SessionTimeout,
 	})
+	h.gate = sessionGate{
+		max:    o.MaxSessions,
+		why:    fmt.Sprintf("the most this server keeps (pikit mcp serve --max-sessions; one idle for %v ends)", o.SessionTimeout),
+		notify: o.Notify,
+	}
+	h.body = bodyLimited(http.HandlerFunc(h.serve), o.BodyTimeout)
 	return h, nil
 }
 
@@ -100,10 +137,21 @@ type holderKey struct{}
 // the SDK asks for the server more than once per request.
 type holder struct{ s *Session }
 
-// ServeHTTP implements http.Handler.
+// ServeHTTP implements http.Handler. A request's body is bounded (see
+// NewHTTPServer), and so is the number of open sessions (MaxSessions).
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	r = r.WithContext(context.WithValue(r.Context(), holderKey{}, &holder{}))
-	h.http.ServeHTTP(w, r)
+	h.body.ServeHTTP(w, r)
+}
+
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
+	hd := &holder{}
+	r = r.WithContext(context.WithValue(r.Context(), holderKey{}, hd))
+	h.gate.serve(w, r, h.http, func() *mcp.Server {
+		if hd.s == nil {
+			return nil
+		}
+		return hd.s.server
+	})
 }
 
 // server gives the SDK the server of a request: a fresh session's for a
