@@ -143,6 +143,8 @@ type mcpServeOptions struct {
 	Record         string
 	MaxSessions    int
 	SessionTimeout time.Duration
+	TrustConfig    bool
+	MaxFileSize    byteSize
 }
 
 func newMCPServeCmd(streams IO) *cobra.Command {
@@ -189,9 +191,12 @@ HTTP 503 with a JSON-RPC error saying why), and one without a request for
 	o.poison.add(f)
 	f.StringVar(&o.Transport, "transport", "stdio", "stdio or http (streamable HTTP)")
 	f.StringVar(&o.Listen, "listen", "127.0.0.1:0", "with --transport http, the `ADDR` to listen on (port 0: any free port; the URL is printed on stderr)")
-	f.StringVar(&o.Record, "record", "", "append every listing, tool call and session verdict to `FILE` as JSON lines")
+	f.StringVar(&o.Record, "record", "", "append every listing, tool call and session verdict to `FILE` as JSON lines (- is stdout, with --transport http)")
 	f.IntVar(&o.MaxSessions, "max-sessions", mcpserve.DefaultMaxSessions, "with --transport http, the most client sessions open at once (one more gets HTTP 503)")
 	f.DurationVar(&o.SessionTimeout, "session-timeout", mcpserve.DefaultSessionTimeout, "with --transport http, end a client session after this long without a request")
+	f.BoolVar(&o.TrustConfig, "trust-config", false, "let the --config file read or write paths outside its directory (carrier_path, output_path)")
+	o.MaxFileSize = matrix.DefaultMaxFileBytes
+	f.Var(&o.MaxFileSize, "max-file-size", "refuse a --config file larger than this (e.g. 64MiB)")
 	return cmd
 }
 
@@ -206,6 +211,9 @@ func runMCPServe(cmd *cobra.Command, streams IO, o *mcpServeOptions) error {
 			return usage(fmt.Errorf("--%s needs --transport http", flag))
 		}
 	}
+	if o.Record == "-" && o.Transport == "stdio" {
+		return usage(errors.New("--record -: over stdio, stdout is the MCP protocol; give a file (or use --transport http)"))
+	}
 	if o.MaxSessions < 1 {
 		return usage(fmt.Errorf("--max-sessions: must be at least 1, got %d", o.MaxSessions))
 	}
@@ -216,10 +224,12 @@ func runMCPServe(cmd *cobra.Command, streams IO, o *mcpServeOptions) error {
 	var inputs []string
 	if o.Config != "" {
 		var err error
-		if cfg, err = loadConfig(o.Config); err != nil {
+		if cfg, err = loadConfigMax(o.Config, int64(o.MaxFileSize)); err != nil {
 			return err
 		}
 		inputs = []string{o.Config}
+	} else if cmd.Flags().Changed("trust-config") || cmd.Flags().Changed("max-file-size") {
+		return usage(errors.New("--trust-config and --max-file-size are about a --config file: give one"))
 	} else if !cmd.Flags().Changed("agent") {
 		return usage(fmt.Errorf("--agent is required: one of %s", strings.Join(mcpserve.ToolAgents(), ", ")))
 	}
@@ -240,6 +250,13 @@ func runMCPServe(cmd *cobra.Command, streams IO, o *mcpServeOptions) error {
 		return usage(fmt.Errorf("the config plans %d cells; pikit mcp serve serves one: narrow it with --agent, --attack, --defense and --channel (pikit mcp run runs them all)", n))
 	}
 	cell := grid.Cell(0)
+	if !o.TrustConfig {
+		if keys := cell.Config.OutsidePaths(); len(keys) > 0 {
+			c := cell.Config
+			return usage(&matrix.Error{File: c.Source, Line: c.Line(keys[0]), Case: c.CaseID, Key: keys[0],
+				Msg: "the path leaves the config's directory (symbolic links followed): a file may not choose what pikit reads (and serves to a client) or writes elsewhere; move the file beside the config, or give --trust-config"})
+		}
+	}
 	if cell.Attack.Name == attack.AdaptiveName {
 		return usage(errors.New("mcp serve serves one fixed cell, and an adaptive search runs your agent once a round: use pikit mcp run, which starts it for each round"))
 	}
@@ -267,7 +284,10 @@ func runMCPServe(cmd *cobra.Command, streams IO, o *mcpServeOptions) error {
 		task = servedTask(cell.Config, d.Payload)
 	}
 	log := &mcpLog{out: streams.ErrOut, task: task}
-	if o.Record != "" {
+	switch {
+	case o.Record == "-":
+		log.rec = streams.Out
+	case o.Record != "":
 		f, err := os.OpenFile(o.Record, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 		if err != nil {
 			return usage(fmt.Errorf("--record: %w", err))
@@ -278,6 +298,9 @@ func runMCPServe(cmd *cobra.Command, streams IO, o *mcpServeOptions) error {
 	so := mcpserve.ServeOptions{OnEvent: log.event, OnEnd: log.end, Notify: log.note,
 		MaxSessions: o.MaxSessions, SessionTimeout: o.SessionTimeout}
 	fmt.Fprintf(streams.ErrOut, "pikit mcp: %s\n", describeSetup(setup, cell))
+	// A first Ctrl-C ends the sessions and says their verdicts; a second
+	// quits at once.
+	defer running(ctx)()
 	if o.Transport == "stdio" {
 		out := streams.rawOut
 		if out == nil {
@@ -534,7 +557,7 @@ where the payload goes: poison = "result" | "description" | "rug_pull".`,
 }
 
 func runMCP(cmd *cobra.Command, streams IO, o *mcpRunOptions, command []string) error {
-	cfg, err := loadConfig(o.Config)
+	cfg, err := loadConfigMax(o.Config, int64(o.MaxFileSize))
 	if err != nil {
 		return err
 	}

@@ -168,6 +168,14 @@ func TestMCPServeHTTP(t *testing.T) {
 func TestMCPServeBadUsage(t *testing.T) {
 	dir := t.TempDir()
 	two := writeFile(t, dir, "two.toml", "agents = [\"email\", \"rag\"]\n")
+	// A shared config whose carrier is a link out of its directory.
+	secret := writeFile(t, t.TempDir(), "secret.txt", "TOKEN=hunter2\n")
+	shared := t.TempDir()
+	if err := os.Symlink(secret, filepath.Join(shared, "notes.md")); err != nil {
+		t.Fatal(err)
+	}
+	linked := writeFile(t, shared, "linked.toml", "agents = [\"email\"]\nchannels = [\"markdown\"]\ncarrier_path = \"notes.md\"\n")
+	big := writeFile(t, dir, "big.toml", "agents = [\"email\"]\n# "+strings.Repeat("x", 2048)+"\n")
 	tests := []struct {
 		name string
 		args []string
@@ -181,6 +189,11 @@ func TestMCPServeBadUsage(t *testing.T) {
 		{"listen without http", []string{"mcp", "serve", "--agent", "email", "--listen", "127.0.0.1:1"}, "--listen needs --transport http"},
 		{"bad param", []string{"mcp", "serve", "--agent", "email", "--poison", "description", "--poison-param", "folder"}, `--poison-param: read_email has no parameter "folder"`},
 		{"adaptive", []string{"mcp", "serve", "--agent", "email", "--attack", "adaptive"}, "use pikit mcp run, which starts it for each round"},
+		{"carrier outside the config's directory", []string{"mcp", "serve", "--config", linked}, "linked.toml:3: carrier_path: the path leaves the config's directory"},
+		{"record - over stdio", []string{"mcp", "serve", "--agent", "email", "--record", "-"}, "over stdio, stdout is the MCP protocol"},
+		{"file over --max-file-size", []string{"mcp", "serve", "--config", big, "--max-file-size", "1KiB"}, "big.toml"},
+		{"--trust-config without a file", []string{"mcp", "serve", "--agent", "email", "--trust-config"}, "are about a --config file"},
+		{"sessions without http", []string{"mcp", "serve", "--agent", "email", "--max-sessions", "3"}, "--max-sessions needs --transport http"},
 		{"record is the config", []string{"mcp", "serve", "--config", writeFile(t, dir, "one.toml", "agents = [\"email\"]\n"), "--record", filepath.Join(dir, "one.toml")}, "is also an input"},
 	}
 	for _, tt := range tests {

@@ -516,6 +516,16 @@ type endpoint struct {
 	role      string        // "target" or "judge"
 	fileURL   string        // a base URL the file set for an offline target: used if --target names a network one
 	untrusted *matrix.Error // a file chose the URL and a key would go there
+	label     bool          // the cells' agent talks to its own model: the target only labels results
+	judged    bool          // …but an LLM judge without a target of its own asks it
+}
+
+// labelsTarget reports whether the run's driver leaves the target alone:
+// pikit mcp run's agent command talks to its own model, and the cell's
+// target only labels its results.
+func (o *runOptions) labelsTarget() bool {
+	l, ok := o.driver.(interface{ LabelsTarget() bool })
+	return ok && l.LabelsTarget()
 }
 
 // endpoints lists every endpoint the cells of src (and an LLM judge) would
@@ -541,6 +551,14 @@ func (o *runOptions) endpoints(src matrix.Source) ([]endpoint, error) {
 			return nil, usage(fmt.Errorf("target %s: %w", cfg.TargetSpec, err))
 		}
 		e := endpoint{Endpoint: te, role: "target"}
+		if o.labelsTarget() {
+			e.label = true
+			e.judged = cfg.JudgeType == "llm" && o.JudgeTarget == ""
+			if !e.judged {
+				add(e) // nothing is sent to it: no URL to check
+				continue
+			}
+		}
 		if o.BaseURL != "" {
 			e.From = "--base-url"
 		}
@@ -714,6 +732,10 @@ func writeEndpoints(w io.Writer, eps []endpoint) {
 		if e.role == "judge" || e.role == "attacker" {
 			role = e.role + " "
 		}
+		if e.label && !e.judged {
+			fmt.Fprintf(w, "  %s%s: labels the results only (the agent command talks to its own model; pikit sends it nothing)\n", role, e.Spec)
+			continue
+		}
 		if e.Offline() {
 			fmt.Fprintf(w, "  %s%s: offline, nothing is sent", role, e.Spec)
 			if e.fileURL != "" {
@@ -727,6 +749,9 @@ func writeEndpoints(w io.Writer, eps []endpoint) {
 			key = "with the key in " + e.KeyEnv
 		}
 		fmt.Fprintf(w, "  %s%s: %s (from %s), %s", role, e.Spec, e.URL, e.From, key)
+		if e.judged {
+			fmt.Fprint(w, "; the LLM judge asks it (the agent command talks to its own model)")
+		}
 		if e.untrusted != nil {
 			fmt.Fprint(w, " — REFUSED without --trust-config: the file chose this URL")
 		}
