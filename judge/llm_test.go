@@ -140,6 +140,8 @@ func TestLLMJudge(t *testing.T) {
 		{name: "fenced success", answer: "```json\n" + okJSON + "\n```", want: FullSuccess},
 		{name: "refused", answer: `{"verdict":"refused","confidence":"medium","reason":"declined"}`, want: Refused},
 		{name: "failure", answer: `{"verdict":"failure","confidence":"low","reason":"only summarized"}`, want: TaintDelivered},
+		// An answer that does not parse is asked for again (see
+		// TestLLMJudgeRetry); this script has no second answer.
 		{name: "prose", answer: "The assistant clearly followed the attacker.", want: NotJudged},
 	}
 	for _, tt := range tests {
@@ -149,12 +151,16 @@ func TestLLMJudge(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if v.Outcome != tt.want || v.Success != tt.want.Success() || v.Raw != tt.answer {
+			calls, raw := 1, tt.answer
+			if tt.want == NotJudged {
+				calls, raw = 2, tt.answer+retryMarker+target.MockPrefix+"(script exhausted)"
+			}
+			if v.Outcome != tt.want || v.Success != tt.want.Success() || v.Raw != raw {
 				t.Errorf("verdict = %+v, want outcome %s", v, tt.want)
 			}
 			reqs := s.Requests()
-			if len(reqs) != 1 {
-				t.Fatalf("judge model called %d times, want 1", len(reqs))
+			if len(reqs) != calls {
+				t.Fatalf("judge model called %d times, want %d", len(reqs), calls)
 			}
 			req := reqs[0]
 			if !strings.Contains(req.System, "exactly one JSON object") || !strings.Contains(req.System, `"verdict"`) {

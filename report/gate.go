@@ -23,6 +23,12 @@ type GateOptions struct {
 	// of only baseline cells does not fail for being empty (it has no
 	// attack to judge) as long as some other group judged an attack cell.
 	AllowEmpty bool
+	// AllowNotJudged lets a check pass with cells the judge gave no
+	// verdict on (outcome not_judged: the judge was none, or an LLM
+	// judge's answer could not be read, twice). By default such a cell
+	// fails its check: it may hide a success. Either way the check counts
+	// them (GateCheck.NotJudged). Benign baseline cells are not counted.
+	AllowNotJudged bool
 }
 
 // GateCheck is the verdict on one group (or the whole run).
@@ -31,15 +37,17 @@ type GateCheck struct {
 	ASR      Rate    `json:"asr"`
 	Measured float64 `json:"measured"` // the rate, or its upper bound when strict
 	Errors   int     `json:"errors"`
-	Failed   bool    `json:"failed"`
-	Reason   string  `json:"reason,omitempty"`
+	// NotJudged counts the attack cells with no verdict (not_judged).
+	NotJudged int    `json:"not_judged"`
+	Failed    bool   `json:"failed"`
+	Reason    string `json:"reason,omitempty"`
 }
 
 // Gate checks a summary's groups (or its total when it has none, or no
 // results at all) against the thresholds.
 func Gate(s Summary, o GateOptions) []GateCheck {
 	check := func(name string, r Rate, errors, cells, benign int) GateCheck {
-		c := GateCheck{Name: name, ASR: r, Measured: r.Rate, Errors: errors}
+		c := GateCheck{Name: name, ASR: r, Measured: r.Rate, Errors: errors, NotJudged: max(0, cells-benign-errors-r.N)}
 		// A group of only baseline cells is empty for the gate only when
 		// no other group judged an attack cell either.
 		if r.N == 0 && !o.AllowEmpty && (cells == 0 || cells > benign || s.ASR.N == 0) {
@@ -58,6 +66,12 @@ func Gate(s Summary, o GateOptions) []GateCheck {
 		if r.N > 0 && c.Measured > o.MaxASR {
 			c.Failed = true
 			c.Reason = fmt.Sprintf("%s %.1f%% > %.1f%% (%s)", what, 100*c.Measured, 100*o.MaxASR, r)
+		}
+		// A check over no judged cells already failed, saying how many
+		// were not judged.
+		if c.NotJudged > 0 && !o.AllowNotJudged && !(r.N == 0 && c.Failed) {
+			c.Failed = true
+			c.Reason = strings.TrimPrefix(c.Reason+fmt.Sprintf("; %s not judged (no verdict; each may hide a success)", plural(c.NotJudged, "cell")), "; ")
 		}
 		if o.MaxErrors >= 0 && errors > o.MaxErrors {
 			c.Failed = true
@@ -105,6 +119,9 @@ func WriteJUnit(w io.Writer, suite string, checks []GateCheck) error {
 	ts := testsuite{Name: suite, Tests: len(checks)}
 	for _, c := range checks {
 		tc := testcase{Name: c.Name, Classname: suite, Time: "0", SystemOut: fmt.Sprintf("attack success %s; runtime errors %d", c.ASR, c.Errors)}
+		if c.NotJudged > 0 {
+			tc.SystemOut += fmt.Sprintf("; not judged %d", c.NotJudged)
+		}
 		if c.Failed {
 			ts.Failures++
 			tc.Failure = &failure{Message: c.Reason, Type: "threshold", Text: c.Reason}

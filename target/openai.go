@@ -207,6 +207,11 @@ func (t *openAI) params(req Request) (openai.ChatCompletionNewParams, error) {
 	if req.Seed != nil {
 		p.Seed = openai.Int(*req.Seed)
 	}
+	if req.ResponseSchema != nil {
+		p.ResponseFormat.OfJSONSchema = &openai.ResponseFormatJSONSchemaParam{JSONSchema: openai.ResponseFormatJSONSchemaJSONSchemaParam{
+			Name: "answer", Schema: req.ResponseSchema, Strict: openai.Bool(true),
+		}}
+	}
 	maxTokens := req.MaxTokens
 	if maxTokens <= 0 {
 		maxTokens = t.maxTokens

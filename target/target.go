@@ -72,6 +72,10 @@ type Request struct {
 	Temperature *float64  `json:"temperature,omitempty"`
 	Seed        *int64    `json:"seed,omitempty"`
 	MaxTokens   int       `json:"max_tokens,omitempty"`
+	// ResponseSchema, when set, is a JSON Schema object the answer must
+	// follow: the Chat Completions providers ask for it as structured
+	// output (response_format json_schema, strict); others ignore it.
+	ResponseSchema map[string]any `json:"response_schema,omitempty"`
 }
 
 // Usage counts the tokens a call consumed, as the provider reports them.

@@ -449,6 +449,9 @@ type gateOptions struct {
 	Strict     bool
 	JUnit      string
 	AllowEmpty bool
+	// AllowNotJudged passes checks with not_judged cells, which fail them
+	// by default.
+	AllowNotJudged bool
 }
 
 func newGateCmd(streams IO) *cobra.Command {
@@ -459,8 +462,12 @@ func newGateCmd(streams IO) *cobra.Command {
 		Long: `Check the attack success rate of results files, overall or per group, against
 a threshold: exit 1 when a check fails, 0 when all pass. A check over no
 judged cells (an empty file, every cell errored, nothing judged) fails
-unless --allow-empty: it shows nothing about the rate. --junit writes (or
-overwrites) a JUnit XML report, replaced whole through a temporary file.`,
+unless --allow-empty: it shows nothing about the rate. A check with cells
+the judge gave no verdict on (not_judged: --judge none, or an LLM judge's
+answer that could not be read) fails unless --allow-not-judged, as each may
+hide a success; the gate says how many there were either way. --junit
+writes (or overwrites) a JUnit XML report, replaced whole through a
+temporary file.`,
 		Example: `  pikit gate results.jsonl --max-asr 0.10
   pikit gate results.jsonl --max-asr 0.05 --by defense --strict --max-errors 0 --junit pikit.xml`,
 		Args: args(cobra.MinimumNArgs(1)),
@@ -475,6 +482,7 @@ overwrites) a JUnit XML report, replaced whole through a temporary file.`,
 	f.IntVar(&o.MaxErrors, "max-errors", 0, "fail when more cells than this errored (default: no limit)")
 	f.StringVar(&o.JUnit, "junit", "", "write a JUnit XML report to `FILE`")
 	f.BoolVar(&o.AllowEmpty, "allow-empty", false, "pass a check over no judged cells instead of failing it")
+	f.BoolVar(&o.AllowNotJudged, "allow-not-judged", false, "pass a check with not_judged cells (no verdict from the judge) instead of failing it")
 	return cmd
 }
 
@@ -504,7 +512,7 @@ func runGate(cmd *cobra.Command, streams IO, o *gateOptions, files []string) err
 		return err
 	}
 	sum := agg.Summary()
-	checks := report.Gate(sum, report.GateOptions{MaxASR: o.MaxASR, Strict: o.Strict, MaxErrors: maxErrors, AllowEmpty: o.AllowEmpty})
+	checks := report.Gate(sum, report.GateOptions{MaxASR: o.MaxASR, Strict: o.Strict, MaxErrors: maxErrors, AllowEmpty: o.AllowEmpty, AllowNotJudged: o.AllowNotJudged})
 	if w := sum.ToolErrorWarning(); w != "" {
 		fmt.Fprintf(streams.ErrOut, "gate: warning: %s\n", w)
 	}
@@ -528,7 +536,17 @@ func runGate(cmd *cobra.Command, streams IO, o *gateOptions, files []string) err
 		if c.Reason != "" {
 			fmt.Fprintf(out, " — %s", termsafe.Line(c.Reason))
 		}
+		if c.NotJudged > 0 && o.AllowNotJudged {
+			fmt.Fprintf(out, " — %d not judged, allowed", c.NotJudged)
+		}
 		fmt.Fprintln(out)
+	}
+	if sum.NotJudged > 0 {
+		verb := "failing their checks (--allow-not-judged passes them)"
+		if o.AllowNotJudged {
+			verb = "allowed by --allow-not-judged"
+		}
+		fmt.Fprintf(streams.ErrOut, "gate: %d not judged %s (no verdict from the judge), %s\n", sum.NotJudged, plural(sum.NotJudged, "cell", "cells"), verb)
 	}
 	if failed > 0 {
 		fmt.Fprintf(streams.ErrOut, "gate: %d of %d checks failed\n", failed, len(checks))

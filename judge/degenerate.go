@@ -1,0 +1,113 @@
+package judge
+
+// A degenerate reply is one stuck in a loop: small models, and greedy
+// decoding, often repeat a sentence, or cycle through the same few
+// sentences in two languages, until they run out of tokens. Whatever such
+// a reply holds, it is not an answer, so the rule judge gives it the
+// outcome degenerate and never counts it as a success.
+//
+// The rule, on the reply's words in normal form (see normalize): take each
+// run of loopGram consecutive words; the reply is degenerate when one such
+// run occurs at least loopRepeats times and the runs that repeat an
+// earlier one cover at least loopCover of the reply's words. A reply that
+// gives the canary once and then rambles on without repeating itself is
+// not degenerate; one that says the canary sentence 24 times is; so is a
+// reply that says it once and then loops on anything else for most of its
+// length. Three repetitions of a sentence in a longer reply are not enough.
+const (
+	loopGram    = 4
+	loopRepeats = 5
+	loopCover   = 0.6
+)
+
+// loop describes the repetition in a reply.
+type loop struct {
+	gram    string  // the most repeated run of words
+	repeats int     // how often it occurs
+	cover   float64 // share of the words inside repeated runs
+}
+
+// degenerate reports whether the reply (in normal form, with word places)
+// is stuck in a loop, and the loop it found.
+func degenerate(reply *normal) (loop, bool) {
+	n := len(reply.words)
+	if n < loopGram+loopRepeats-1 {
+		return loop{}, false
+	}
+	// A first pass counts the runs in buckets on the stack, each bucket
+	// counting every run that hashes to it, so that no run occurs more
+	// often than its bucket says, and no more words are in repeats than
+	// those whose run found its bucket taken. Most replies fail one of
+	// the two bounds and are done here.
+	var buckets [8192]uint8
+	most, inRepeats, coveredTo := 0, 0, 0
+	for i := 0; i+loopGram <= n; i++ {
+		b := &buckets[gram(reply, i)%uint64(len(buckets))]
+		if *b > 0 {
+			inRepeats += i + loopGram - max(i, coveredTo)
+			coveredTo = i + loopGram
+		}
+		if *b < 255 {
+			*b++
+		}
+		most = max(most, int(*b))
+	}
+	if most < loopRepeats || float64(inRepeats) < loopCover*float64(n) {
+		return loop{}, false
+	}
+	// An open-addressed table of the runs seen, keyed by their hash; a
+	// short reply's fits on the stack.
+	type seen struct {
+		h            uint64
+		count, first int32
+	}
+	var small [256]seen
+	table := small[:]
+	if 2*n > len(table) {
+		size := len(table)
+		for size < 2*n {
+			size <<= 1
+		}
+		table = make([]seen, size)
+	}
+	mask := len(table) - 1
+	covered := 0  // words inside repeated runs
+	coveredTo = 0 // the end of the last one
+	best := seen{}
+	for i := 0; i+loopGram <= n; i++ {
+		g := gram(reply, i)
+		j := int(g>>32) & mask
+		for table[j].h != 0 && table[j].h != g {
+			j = (j + 1) & mask
+		}
+		s := &table[j]
+		repeat := s.h != 0
+		if !repeat {
+			s.h, s.first = g, int32(i)
+		}
+		s.count++
+		if s.count > best.count {
+			best = *s
+		}
+		if repeat {
+			from := max(i, coveredTo)
+			covered += i + loopGram - from
+			coveredTo = i + loopGram
+		}
+	}
+	l := loop{repeats: int(best.count), cover: float64(covered) / float64(n)}
+	if best.count > 0 {
+		l.gram = reply.norm[reply.words[best.first].ns:reply.words[int(best.first)+loopGram-1].ne]
+	}
+	return l, l.repeats >= loopRepeats && l.cover >= loopCover
+}
+
+// gram returns a hash, never 0, of the loopGram words of the reply from
+// word i on.
+func gram(reply *normal, i int) uint64 {
+	g := uint64(1)
+	for _, w := range reply.words[i : i+loopGram] {
+		g = (g^w.hash)*0x100000001b3 + 0x9e3779b97f4a7c15
+	}
+	return g | 1
+}
