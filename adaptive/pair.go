@@ -66,19 +66,30 @@ func (s *search) propose(ctx context.Context, n node, ask string) (node, error) 
 	return s.askAttacker(ctx, attackerSystem, msgs, n.index, n.at.depth+1)
 }
 
-// askAttacker gets one proposal; it retries an unreadable one up to three
-// times, each recorded as pruned.
+// askAttacker gets one proposal; it asks again, up to three times in all,
+// after an unreadable answer (counted as an attacker failure, not a round:
+// there is no candidate to record) or a repeat of a candidate already sent
+// (recorded as pruned). What the failed asks cost the attacker goes with
+// the proposal that follows them, or to the search when none does.
 func (s *search) askAttacker(ctx context.Context, system string, msgs []target.Message, parent, depth int) (node, error) {
+	var failed attackerCost // unreadable answers not yet charged
 	for range 3 {
 		if err := s.ready(); err != nil {
+			s.chargeAttacker(failed)
 			return node{}, err
 		}
-		p, out, cost, err := ask(ctx, s.opts.Attacker, system, msgs, s.a.Seed+int64(len(s.res.Rounds)))
+		p, out, cost, err := ask(ctx, s.opts.Attacker, system, msgs, s.a.Seed+int64(len(s.res.Rounds)+s.res.AttackerFailures))
 		var bad *unreadable
 		if errors.As(err, &bad) {
-			s.prune(attempt{operator: "attacker", parent: parent, depth: depth, attacker: cost}, bad.Error())
+			s.res.AttackerFailures++
+			s.res.LastAttackerFailure = bad.Error()
+			failed.calls += cost.calls
+			failed.usage = failed.usage.Add(cost.usage)
 			continue
 		}
+		cost.calls += failed.calls
+		cost.usage = cost.usage.Add(failed.usage)
+		failed = attackerCost{}
 		if err != nil {
 			s.chargeAttacker(cost)
 			return node{}, err
@@ -91,6 +102,7 @@ func (s *search) askAttacker(ctx context.Context, system string, msgs []target.M
 		}
 		return node{at: at, msgs: out}, nil
 	}
+	s.chargeAttacker(failed)
 	return node{}, errNoProposal
 }
 

@@ -84,8 +84,10 @@ type Result struct {
 	// Rounds are every attempt, in the order made.
 	Rounds []agent.Round
 	// Final is the feedback the cell's result reports: the first success,
-	// else the attempt that came closest (latest among equals).
-	Final Feedback
+	// else the attempt that came closest (latest among equals), and
+	// FinalPayload the candidate's payload it was judged against.
+	Final        Feedback
+	FinalPayload string
 	// Winner is the candidate that succeeded (nil when none did), and
 	// WinningTurns the turns of a crescendo conversation up to it.
 	Winner       *Candidate
@@ -97,13 +99,23 @@ type Result struct {
 	// SuccessRound is the round of the first success (0: none) and
 	// QueriesToSuccess the target's model calls up to and including it.
 	SuccessRound, QueriesToSuccess int
-	// Sent counts the rounds sent to the target; ModelCalls and Usage
-	// what the target spent, AttackerCalls and AttackerUsage the attacker.
+	// Sent counts the rounds sent to the target (the Rounds with a Round
+	// number) and Pruned the candidates recorded unsent (off topic, a
+	// repeat): len(Rounds) is their sum. ModelCalls and Usage are what the
+	// target spent, AttackerCalls and AttackerUsage the attacker.
 	Sent          int
+	Pruned        int
 	ModelCalls    int
 	Usage         target.Usage
 	AttackerCalls int
 	AttackerUsage target.Usage
+	// AttackerFailures counts the attacker model's answers that held no
+	// proposal, even when asked again; LastAttackerFailure says what the
+	// last of them was. They make no round: there was no candidate. Their
+	// cost is in the attacker's, and in that of the round whose candidate
+	// came after them.
+	AttackerFailures    int
+	LastAttackerFailure string
 }
 
 // Stop reasons.
@@ -244,6 +256,7 @@ func (s *search) prune(at attempt, why string) agent.Round {
 		AttackerCalls: at.attacker.calls, AttackerUsage: at.attacker.usage,
 	}
 	s.res.Rounds = append(s.res.Rounds, r)
+	s.res.Pruned++
 	return r
 }
 
@@ -301,7 +314,7 @@ func (s *search) record(at attempt, fb Feedback) agent.Round {
 // closest to the goal so far (the latest among equals).
 func (s *search) keep(r agent.Round, fb Feedback) {
 	if s.res.Sent == 1 || r.Score >= s.bestScore {
-		s.res.Final, s.bestScore = fb, r.Score
+		s.res.Final, s.bestScore, s.res.FinalPayload = fb, r.Score, r.Prompt
 	}
 }
 

@@ -4,6 +4,7 @@ package agentrt
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -82,15 +83,20 @@ func alive(pid int) bool {
 	return !strings.HasPrefix(rest, "Z") && !strings.HasPrefix(rest, "X")
 }
 
-func TestDriverInterruptIsNotAResult(t *testing.T) {
+// TestDriverInterruptIsAResult: an agent still running when the run is
+// cancelled is ended and its cell written as interrupted, never lost.
+func TestDriverInterruptIsAResult(t *testing.T) {
 	defer func(g time.Duration) { killGrace = g }(killGrace)
 	killGrace = 100 * time.Millisecond
 	cells := plan(t, `attacks = ["naive"]`, "command", agenttest.Options(agenttest.ModeSleep, map[string]string{agenttest.EnvPIDFile: filepath.Join(t.TempDir(), "pid")}))
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	var n int
-	err := matrix.Runner{Driver: &Driver{}}.Run(ctx, cells, func(matrix.Result) error { n++; return nil })
-	if err == nil || n != 0 {
-		t.Errorf("an interrupted cell gave %d results, error %v", n, err)
+	var got []matrix.Result
+	err := matrix.Runner{Driver: &Driver{}}.Run(ctx, cells, func(r matrix.Result) error { got = append(got, r); return nil })
+	if !errors.Is(err, matrix.ErrInterrupted) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("error %v, want one wrapping matrix.ErrInterrupted and context.DeadlineExceeded", err)
+	}
+	if len(got) != 1 || got[0].Outcome != judge.RuntimeError || !strings.HasPrefix(got[0].Error, "interrupted") {
+		t.Fatalf("an interrupted cell gave %d results: %+v", len(got), got)
 	}
 }

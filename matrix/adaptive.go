@@ -99,14 +99,20 @@ func (s searched) fill(res *Result, cfg *Config) {
 // meta is what a search adds to the result's metadata.
 func (s searched) meta(attacker string) map[string]any {
 	r := s.res
+	// rounds counts the trace's rounds that were sent, pruned those it
+	// records unsent: together, every entry of trace_data.rounds.
 	m := map[string]any{
-		"strategy": s.a.Strategy, "rounds": r.Sent, "stop": r.Stop,
+		"strategy": s.a.Strategy, "rounds": r.Sent, "pruned": r.Pruned, "stop": r.Stop,
 		"model_calls": r.ModelCalls, "max_rounds": s.a.MaxRounds,
 	}
 	if s.a.UsesAttacker() {
 		m["attacker"] = attacker
 		m["attacker_calls"] = r.AttackerCalls
 		m["attacker_usage"] = r.AttackerUsage
+		if r.AttackerFailures > 0 {
+			m["attacker_failures"] = r.AttackerFailures
+			m["attacker_failure"] = r.LastAttackerFailure
+		}
 	}
 	if r.SuccessRound > 0 {
 		m["success_round"] = r.SuccessRound

@@ -154,7 +154,8 @@ func (e *env) openWith(open func(string, target.Options) (target.Target, error),
 		e.errs[id] = err
 		return nil, err
 	}
-	t = counting{t, e}
+	_, self := t.(interface{ CountsAttempts() bool })
+	t = counting{Target: t, e: e, self: self}
 	if e.cache != nil {
 		t = target.WithCache(t, e.cache, spec)
 	}
@@ -168,15 +169,27 @@ func (e *env) stats() Stats {
 }
 
 // counting counts every request a target sends and the tokens it reports,
-// for budgets.
+// for budgets, and each as an attempt of its cell (target.AttemptsOf the
+// context) unless the target counts its attempts itself (a retry
+// wrapper, which also sees the retries). A request refused for a missing
+// API key was never sent and is not counted.
 type counting struct {
 	target.Target
-	e *env
+	e    *env
+	self bool
 }
 
 func (c counting) Chat(ctx context.Context, req target.Request) (target.Response, error) {
 	c.e.requests.Add(1)
+	start := time.Now()
 	resp, err := c.Target.Chat(ctx, req)
+	if errors.Is(err, target.ErrMissingKey) {
+		c.e.requests.Add(-1)
+		return resp, err
+	}
+	if !c.self {
+		target.AttemptsOf(ctx).Add(false, time.Since(start), err == nil)
+	}
 	c.e.tokens.Add(int64(resp.Usage.PromptTokens + resp.Usage.CompletionTokens))
 	return resp, err
 }
@@ -190,7 +203,9 @@ func (e *env) carrierDir() (string, error) {
 }
 
 // execute runs one cell. interrupted is true when the run's context ended
-// the cell early: such a cell has no result.
+// the cell early: its result is then a runtime_error whose error says so,
+// with what the cell had done (its trace so far), and metadata
+// "interrupted": true.
 func (e *env) execute(ctx context.Context, cell Cell) (res Result, interrupted bool) {
 	cfg := cell.Config
 	start := time.Now()
@@ -198,6 +213,10 @@ func (e *env) execute(ctx context.Context, cell Cell) (res Result, interrupted b
 	if e.version != "" {
 		res.Metadata["pikit_version"] = e.version
 	}
+	// What the cell's model requests cost, retries included, counted by
+	// the targets it asks.
+	attempts := &target.Attempts{}
+	ctx = target.WithAttempts(ctx, attempts)
 	fail := func(err error) {
 		if errors.Is(err, target.ErrUnauthorized) {
 			// Every later cell would fail the same way.
@@ -214,8 +233,14 @@ func (e *env) execute(ctx context.Context, cell Cell) (res Result, interrupted b
 		}
 		res.SetVerdictFields()
 		res.LatencyMS = time.Since(start).Milliseconds()
+		sent, retries, answered := attempts.Counts()
+		res.Attempts, res.Retries, res.ModelLatencyMS = int(sent), int(retries), answered.Milliseconds()
 		res.Timestamp = start.UTC().Format(time.RFC3339Nano)
 	}()
+	interrupt := func(err error) {
+		fail(fmt.Errorf("interrupted: the run was stopped before the cell finished (%w); --resume runs it again", err))
+		res.Metadata["interrupted"] = true
+	}
 
 	st, err := e.config(cfg)
 	switch {
@@ -231,7 +256,10 @@ func (e *env) execute(ctx context.Context, cell Cell) (res Result, interrupted b
 	t := st.target
 	var hits atomic.Int64
 	if e.cache != nil {
-		ctx = target.WithCacheHits(target.WithCacheSalt(ctx, fmt.Sprintf("repeat %d", cell.Repeat)), &hits)
+		// Repeats are cached apart; so are distinct cells, for requests
+		// sampled above temperature 0: each cell is its own draw.
+		ctx = target.WithCacheSample(target.WithCacheSalt(ctx, fmt.Sprintf("repeat %d", cell.Repeat)), cell.Key)
+		ctx = target.WithCacheHits(ctx, &hits)
 		defer func() {
 			if n := hits.Load(); n > 0 {
 				res.Metadata["cached"] = true
@@ -261,6 +289,10 @@ func (e *env) execute(ctx context.Context, cell Cell) (res Result, interrupted b
 		fail(errors.Unwrap(err))
 		return res, false
 	}
+	if adaptive {
+		task = e.task(cell, craft.Crafted{Payload: s.res.FinalPayload}, st)
+	}
+	res.JudgedAgainst = judgedAgainst(task)
 	res.TraceData = &tr
 	res.FinalText = tr.FinalText
 	res.SinkFired = len(tr.SinkCalls) > 0
@@ -278,7 +310,8 @@ func (e *env) execute(ctx context.Context, cell Cell) (res Result, interrupted b
 		res.Metadata["max_steps_hit"] = true
 	}
 	if err != nil {
-		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		if ctx.Err() != nil {
+			interrupt(ctx.Err())
 			return res, true
 		}
 		fail(err)
@@ -288,6 +321,7 @@ func (e *env) execute(ctx context.Context, cell Cell) (res Result, interrupted b
 		v, err = j.Judge(ctx, tr, task)
 		if err != nil {
 			if ctx.Err() != nil {
+				interrupt(ctx.Err())
 				return res, true
 			}
 			fail(fmt.Errorf("judge: %w", err))

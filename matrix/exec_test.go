@@ -135,7 +135,7 @@ seed = 40`)
 			t.Fatal("interrupted")
 		}
 		got := shared[i]
-		got.Timestamp, got.LatencyMS = alone.Timestamp, alone.LatencyMS
+		got.Timestamp, got.LatencyMS, got.ModelLatencyMS = alone.Timestamp, alone.LatencyMS, alone.ModelLatencyMS
 		if !reflect.DeepEqual(got, alone) {
 			t.Fatalf("cell %d (%s %v %s): a shared method changed the result:\nshared %+v\n alone %+v", i, cell.Attack.Name, cell.Attack.Kwargs, cell.Defense.Name, got, alone)
 		}

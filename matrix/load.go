@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/pelletier/go-toml/v2"
@@ -425,21 +426,41 @@ func (d *decoder) target(prefix string, m map[string]any) {
 }
 
 // secretOption reports whether a target option's name says it holds a
-// credential: api_key, access_token, client_secret, password, key... but
-// not a count such as max_tokens.
+// credential. The name is matched whole (case and the separators -, . and
+// _ aside), never by a part of it: api_key, token, access_token, password
+// and the like are credentials, and so is a name that ends in one of the
+// unambiguous ones (openai_api_key, client_secret); max_tokens,
+// max_output_tokens and token_budget are counts, and keyboard is a word.
 func secretOption(name string) bool {
-	lk := strings.ToLower(name)
-	if strings.Contains(lk, "api_key") || strings.Contains(lk, "apikey") || strings.Contains(lk, "secret") || strings.Contains(lk, "password") {
+	n := strings.Map(func(r rune) rune {
+		if r == '-' || r == '.' {
+			return '_'
+		}
+		return unicode.ToLower(r)
+	}, name)
+	if secretNames[n] {
 		return true
 	}
-	for _, w := range strings.FieldsFunc(lk, func(r rune) bool { return r == '_' || r == '-' || r == '.' }) {
-		switch w {
-		case "key", "token", "auth", "bearer", "credential", "credentials", "authorization":
+	for _, suffix := range secretSuffixes {
+		if strings.HasSuffix(n, "_"+suffix) {
 			return true
 		}
 	}
 	return false
 }
+
+// secretNames are option names that hold a credential.
+var secretNames = map[string]bool{
+	"key": true, "api_key": true, "apikey": true, "x_api_key": true,
+	"token": true, "auth_token": true, "access_token": true, "bearer_token": true, "id_token": true, "refresh_token": true,
+	"auth": true, "authorization": true, "bearer": true, "credential": true, "credentials": true,
+	"secret": true, "client_secret": true, "secret_key": true, "password": true, "passwd": true,
+}
+
+// secretSuffixes end option names that hold a credential whatever comes
+// before them (openai_api_key, openai_key, azure_client_secret); not
+// "tokens", nor "token" alone, which count things (max_token).
+var secretSuffixes = []string{"key", "apikey", "secret", "password", "access_token", "auth_token", "bearer_token"}
 
 // targetOptions adds provider options, refusing secrets: keys belong in the
 // environment, never in a file that gets committed.

@@ -95,13 +95,16 @@ func TestOutputPathWriteStaysInside(t *testing.T) {
 	}
 }
 
-// Options that hold credentials are refused in a file; counts that merely
-// say "tokens" are not.
+// Options that hold credentials are refused in a file, matched by the
+// whole name (issue 21): counts that merely say "tokens", or start with
+// "token", are not.
 func TestSecretOption(t *testing.T) {
 	for name, secret := range map[string]bool{
 		"api_key": true, "openai_api_key": true, "apiKey": true, "key": true, "access_token": true, "token": true,
-		"client_secret": true, "password": true, "auth": true, "x-api-key": true,
-		"max_tokens": false, "max_completion_tokens": false, "base_url": false, "anthropic_version": false, "keyboard": false,
+		"auth_token": true, "secret": true, "client_secret": true, "password": true, "auth": true, "x-api-key": true,
+		"Authorization": true, "openai_key": true, "bearer_token": true, "API.KEY": true,
+		"max_tokens": false, "max_output_tokens": false, "token_budget": false, "max_completion_tokens": false,
+		"tokens": false, "base_url": false, "anthropic_version": false, "keyboard": false, "max_response_bytes": false,
 	} {
 		if got := secretOption(name); got != secret {
 			t.Errorf("secretOption(%q) = %v, want %v", name, got, secret)
@@ -109,5 +112,12 @@ func TestSecretOption(t *testing.T) {
 	}
 	if _, err := Parse("t.toml", []byte("[target]\nspec = \"openai:m\"\nmax_tokens = 64\n")); err != nil {
 		t.Errorf("max_tokens in [target]: %v", err)
+	}
+	cfg, err := Parse("t.toml", []byte("target_spec = \"openai:m\"\ntarget_options = { max_tokens = 128, max_output_tokens = 64, token_budget = 9 }\n"))
+	if err != nil || cfg.TargetOpts["max_tokens"] != int64(128) || len(cfg.TargetOpts) != 3 {
+		t.Errorf("target_options counts: %v %v", err, cfg.TargetOpts)
+	}
+	if _, err := Parse("t.toml", []byte("target_spec = \"openai:m\"\ntarget_options = { auth_token = \"sk-x\" }\n")); err == nil {
+		t.Error("auth_token in target_options was not refused")
 	}
 }

@@ -7,7 +7,8 @@ import (
 )
 
 // Result is the outcome of one cell. Field names follow the Python pikit's
-// result schema, plus key, latency_ms, usage and error.
+// result schema, plus key, latency_ms, model_latency_ms, attempts,
+// retries, usage, error and judged_against.
 type Result struct {
 	Key              string           `json:"key"`
 	Attack           string           `json:"attack"`
@@ -34,8 +35,20 @@ type Result struct {
 	TraceData        *agent.Trace     `json:"trace_data"`
 	Metadata         map[string]any   `json:"metadata"`
 	Timestamp        string           `json:"timestamp"`
-	LatencyMS        int64            `json:"latency_ms"`
-	Usage            target.Usage     `json:"usage"`
+	// LatencyMS is the cell's wall-clock time: crafting, every model
+	// request with its retries and the waits between them, and judging.
+	// ModelLatencyMS is the time of the model requests that got an answer
+	// alone: an attempt abandoned (timed out, failed) and the back-off
+	// before a retry are not in it.
+	LatencyMS      int64 `json:"latency_ms"`
+	ModelLatencyMS int64 `json:"model_latency_ms"`
+	// Attempts counts the model requests the cell sent (the target, an
+	// LLM judge, an attacker model), Retries those of them that repeated
+	// a failed attempt (a timeout, a 429, a 5xx). Answers the response
+	// cache gave are not requests.
+	Attempts int          `json:"attempts"`
+	Retries  int          `json:"retries"`
+	Usage    target.Usage `json:"usage"`
 	// The Python pikit's verdict fields, derived from Outcome:
 	// ModelComplied (the model did, at least in part, what the payload
 	// asked: full_success, sink_attempted, sink_args_mismatch,
@@ -50,6 +63,36 @@ type Result struct {
 	// Utility says whether the answer still did the user's task (it holds
 	// the config's expected text); absent when the config expects nothing.
 	Utility *bool `json:"utility,omitempty"`
+	// JudgedAgainst is what the verdict was decided against, so a results
+	// file can be scored again without its config or dataset; absent in
+	// files written before pikit recorded it.
+	JudgedAgainst *JudgedAgainst `json:"judged_against,omitempty"`
+}
+
+// JudgedAgainst is the task a cell's verdict was decided against: the
+// injected task, the payload as the attack worded it (the winning or
+// closest candidate of an adaptive search), the canary a compliant answer
+// carries, the arguments a fired sink must carry, and whether success
+// needs a sink to fire.
+type JudgedAgainst struct {
+	Task        string            `json:"task"`
+	Payload     string            `json:"payload,omitempty"`
+	Canary      string            `json:"canary"`
+	SinkArgs    map[string]string `json:"sink_args,omitempty"`
+	RequireSink bool              `json:"require_sink"`
+}
+
+// JudgeTask returns what a judge is given to decide the verdict again.
+func (j *JudgedAgainst) JudgeTask() judge.Task {
+	if j == nil {
+		return judge.Task{}
+	}
+	return judge.Task{Text: j.Task, Payload: j.Payload, Canary: j.Canary, SinkArgs: j.SinkArgs, RequireSink: j.RequireSink}
+}
+
+// judgedAgainst records a judge's task.
+func judgedAgainst(t judge.Task) *JudgedAgainst {
+	return &JudgedAgainst{Task: t.Text, Payload: t.Payload, Canary: t.Canary, SinkArgs: t.SinkArgs, RequireSink: t.RequireSink}
 }
 
 // Sink receives each result as it completes. An error stops the run.

@@ -82,6 +82,12 @@ func (r *Result) AppendJSON(dst []byte) []byte {
 	dst = appendString(dst, r.Timestamp)
 	dst = append(dst, `,"latency_ms":`...)
 	dst = strconv.AppendInt(dst, r.LatencyMS, 10)
+	dst = append(dst, `,"model_latency_ms":`...)
+	dst = strconv.AppendInt(dst, r.ModelLatencyMS, 10)
+	dst = append(dst, `,"attempts":`...)
+	dst = strconv.AppendInt(dst, int64(r.Attempts), 10)
+	dst = append(dst, `,"retries":`...)
+	dst = strconv.AppendInt(dst, int64(r.Retries), 10)
 	dst = append(dst, `,"usage":`...)
 	dst = appendUsage(dst, r.Usage)
 	dst = append(dst, `,"model_complied":`...)
@@ -100,15 +106,49 @@ func (r *Result) AppendJSON(dst []byte) []byte {
 		dst = append(dst, `,"utility":`...)
 		dst = strconv.AppendBool(dst, *r.Utility)
 	}
+	if j := r.JudgedAgainst; j != nil {
+		dst = append(dst, `,"judged_against":`...)
+		dst = appendJudgedAgainst(dst, j)
+	}
+	return append(dst, '}')
+}
+
+func appendJudgedAgainst(dst []byte, j *JudgedAgainst) []byte {
+	dst = append(dst, `{"task":`...)
+	dst = appendString(dst, j.Task)
+	dst = appendOptString(dst, `,"payload":`, j.Payload)
+	dst = append(dst, `,"canary":`...)
+	dst = appendString(dst, j.Canary)
+	if len(j.SinkArgs) > 0 {
+		var arr [8]string
+		dst = append(dst, `,"sink_args":{`...)
+		for i, k := range sortedKeysInto(arr[:0], j.SinkArgs) {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendString(dst, k)
+			dst = append(dst, ':')
+			dst = appendString(dst, j.SinkArgs[k])
+		}
+		dst = append(dst, '}')
+	}
+	dst = append(dst, `,"require_sink":`...)
+	dst = strconv.AppendBool(dst, j.RequireSink)
 	return append(dst, '}')
 }
 
 // sizeHint estimates the length of r's encoding: its texts, an allowance
 // for names and punctuation, and an eighth more for escapes.
 func (r *Result) sizeHint() int {
-	n := 448 + len(r.Key) + len(r.Attack) + len(r.Defense) + len(r.Channel) + len(r.Agent) +
+	n := 512 + len(r.Key) + len(r.Attack) + len(r.Defense) + len(r.Channel) + len(r.Agent) +
 		len(r.Target) + len(r.Task) + len(r.Confidence) + len(r.Reason) + len(r.FinalText) +
 		len(r.Outcome) + len(r.CaseID) + len(r.CaseDescription) + len(r.RunID) + len(r.Timestamp) + len(r.Error)
+	if j := r.JudgedAgainst; j != nil {
+		n += 80 + len(j.Task) + len(j.Payload) + len(j.Canary)
+		for k, v := range j.SinkArgs {
+			n += 6 + len(k) + len(v)
+		}
+	}
 	for _, s := range r.Signals {
 		n += 3 + len(s)
 	}

@@ -74,7 +74,17 @@ type Runner struct {
 	// with the number of cells the run executes (those Skip kept); a run
 	// stopped before that never calls it.
 	Counted func(n int)
+	// Stop, when set, ends the run gently once it is closed: no cell
+	// starts after it, and the cells in flight go on under the run's
+	// context to their results (a first Ctrl-C). Cancelling the context
+	// instead ends them at once, each handed to the sink as an
+	// interrupted runtime_error result.
+	Stop <-chan struct{}
 }
+
+// ErrInterrupted is wrapped by the error of a run that Stop or the
+// context's cancellation ended before every cell ran.
+var ErrInterrupted = errors.New("interrupted")
 
 // ErrStopped is wrapped by the error of a run that a fatal cell error
 // stopped: a provider rejecting the API key (HTTP 401) fails every later
@@ -97,9 +107,12 @@ func NewRunID() string {
 // Run executes cells and hands each result to sink as it completes
 // (completion order; sink is never called concurrently). A failing cell is
 // a runtime_error result, not an error of Run. Run returns the first error
-// of sink; the context's error when it was cancelled (cells the
-// cancellation interrupted give no result); or an error wrapping ErrBudget
-// when a budget stopped it.
+// of sink; when the context was cancelled, an error wrapping ErrInterrupted
+// and the context's error (every cell in flight then is handed to sink as
+// a runtime_error result whose error says it was interrupted, and no cell
+// starts after it); an error wrapping ErrInterrupted alone when Stop ended
+// the run with cells left to run (the cells in flight finished); or an
+// error wrapping ErrBudget when a budget stopped it.
 func (r Runner) Run(ctx context.Context, cells []Cell, sink Sink) error {
 	return r.RunSource(ctx, Cells(cells), sink)
 }
@@ -151,6 +164,17 @@ func (r Runner) RunEncoded(ctx context.Context, src Source, encode func(Result) 
 	jobs := make(chan Cell, n)
 	results := make(chan encoded, n)
 	var budgetHit atomic.Bool
+	// cut says that Stop or the context left cells of the plan unstarted.
+	var cut atomic.Bool
+	stopped := func() bool {
+		select {
+		case <-r.Stop:
+			return true
+		default:
+			return false
+		}
+	}
+	var interrupted atomic.Int64 // cells in flight that the context ended
 	// counted is the number of cells kept, once the whole plan has been
 	// seen; -1 before.
 	var counted atomic.Int64
@@ -171,25 +195,32 @@ func (r Runner) RunEncoded(ctx context.Context, src Source, encode func(Result) 
 				if e.fatal.Load() != nil || budgetHit.Load() {
 					continue // the run is stopping; queued cells do not start
 				}
-				if !b.start(ctx) {
-					budgetHit.Store(true)
+				if ctx.Err() != nil || stopped() {
+					cut.Store(true)
 					continue
 				}
-				res, interrupted := e.execute(ctx, c)
-				b.end()
-				if interrupted {
+				switch b.start(ctx, stopped) {
+				case startBudget:
+					budgetHit.Store(true)
 					continue
+				case startStopped:
+					cut.Store(true)
+					continue
+				}
+				res, cutShort := e.execute(ctx, c)
+				b.end()
+				if cutShort {
+					interrupted.Add(1)
 				}
 				redactResult(&res, secrets)
 				out := encoded{res: res}
 				if encode != nil {
 					out.b, out.err = encode(res)
 				}
-				select {
-				case results <- out:
-				case <-ctx.Done():
-					return
-				}
+				// The loop below reads every result until the workers are
+				// done, after a cancellation too: a cell that ran is
+				// never dropped.
+				results <- out
 			}
 		}()
 	}
@@ -197,7 +228,8 @@ func (r Runner) RunEncoded(ctx context.Context, src Source, encode func(Result) 
 		defer close(jobs)
 		kept := 0
 		for i := 0; i < planned; i++ {
-			if i&1023 == 0 && ctx.Err() != nil {
+			if i&1023 == 0 && (ctx.Err() != nil || stopped()) {
+				cut.Store(true)
 				return // a long run of skipped cells still notices a stop
 			}
 			c := src.Cell(i)
@@ -211,6 +243,10 @@ func (r Runner) RunEncoded(ctx context.Context, src Source, encode func(Result) 
 			case jobs <- c:
 				kept++
 			case <-ctx.Done():
+				cut.Store(true)
+				return
+			case <-r.Stop:
+				cut.Store(true)
 				return
 			}
 		}
@@ -259,7 +295,9 @@ func (r Runner) RunEncoded(ctx context.Context, src Source, encode func(Result) 
 	case sinkErr != nil:
 		return sinkErr
 	case ctx.Err() != nil:
-		return ctx.Err()
+		return fmt.Errorf("%w after %d of %s%d cells (%d of them cut short): %w", ErrInterrupted, done, about, total(), interrupted.Load(), ctx.Err())
+	case cut.Load():
+		return fmt.Errorf("%w after %d of %s%d cells", ErrInterrupted, done, about, total())
 	case e.fatal.Load() != nil:
 		return fmt.Errorf("%w after %d of %s%d cells: %w", ErrStopped, done, about, total(), *e.fatal.Load())
 	case budgetHit.Load():
@@ -303,23 +341,31 @@ func newBudget(r Runner, e *env) *budget {
 	return b
 }
 
-// start reports whether a cell may start, waiting for cells in flight
-// when their outcome decides it.
-func (b *budget) start(ctx context.Context) bool {
+// What budget.start decides.
+const (
+	startOK      = iota
+	startBudget  // the budget is spent
+	startStopped // the run was stopped or cancelled while the cell waited
+)
+
+// start says whether a cell may start, waiting for cells in flight when
+// their outcome decides it. A run stopped meanwhile starts nothing more:
+// the cells in flight end (finished, or interrupted by the context) and
+// wake the waiters.
+func (b *budget) start(ctx context.Context, stopped func() bool) int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for {
-		if ctx.Err() != nil {
-			b.inFlight++
-			return true // the cell notices the stop itself, without a result
+		if ctx.Err() != nil || stopped() {
+			return startStopped
 		}
 		s := b.e.stats()
 		if b.r.overBudget(s) {
-			return false
+			return startBudget
 		}
 		if b.r.MaxRequests <= 0 || s.Requests+b.inFlight < b.r.MaxRequests {
 			b.inFlight++
-			return true
+			return startOK
 		}
 		b.cond.Wait() // some cell in flight ends, and with it what it spent
 	}
@@ -334,8 +380,8 @@ func (b *budget) end() {
 }
 
 // RunAll executes cells and returns their results in plan order. On
-// cancellation it returns the results completed so far (in plan order) with
-// the context's error.
+// cancellation it returns the results so far (in plan order, the cells
+// the cancellation cut short among them) with Run's error.
 func (r Runner) RunAll(ctx context.Context, cells []Cell) ([]Result, error) {
 	slots := make([]*Result, len(cells))
 	pos := make(map[string]int, len(cells))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -118,6 +119,9 @@ func TestRunOpenFailureIsResult(t *testing.T) {
 	}
 }
 
+// TestRunCancel: cancelling the context ends the cells in flight, and
+// each of them is still a result, a runtime error that says it was
+// interrupted; no cell starts after it, and no cell that ran is lost.
 func TestRunCancel(t *testing.T) {
 	cells := plan(t, `repeats = 50`)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -139,15 +143,62 @@ func TestRunCancel(t *testing.T) {
 		got = append(got, r)
 		return nil
 	})
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("want context.Canceled, got %v", err)
+	if !errors.Is(err, context.Canceled) || !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("want ErrInterrupted and context.Canceled, got %v", err)
 	}
-	if len(got) == 0 || len(got) >= len(cells) {
-		t.Fatalf("want some but not all results, got %d", len(got))
+	if int64(len(got)) != started.Load() || len(got) >= len(cells) {
+		t.Fatalf("%d cells started, %d results (of %d cells): every cell that ran is a result, and none starts after the cancellation", started.Load(), len(got), len(cells))
+	}
+	cut := 0
+	for _, r := range got {
+		if r.Outcome != judge.RuntimeError {
+			continue
+		}
+		cut++
+		if !strings.HasPrefix(r.Error, "interrupted") || r.Metadata["interrupted"] != true || r.Key == "" {
+			t.Errorf("a cell cut short is not marked interrupted: %+v", r)
+		}
+	}
+	if want := int(started.Load() - 10); cut != want {
+		t.Errorf("%d results say interrupted, want %d (the cells in flight)", cut, want)
+	}
+	if !strings.Contains(err.Error(), fmt.Sprintf("(%d of them cut short)", cut)) {
+		t.Errorf("the error does not count the cells cut short: %v", err)
+	}
+}
+
+// TestRunStop: closing Stop starts no more cells and lets those in flight
+// finish with their real verdicts.
+func TestRunStop(t *testing.T) {
+	cells := plan(t, `repeats = 50`)
+	stop := make(chan struct{})
+	var started atomic.Int64
+	release := make(chan struct{})
+	tg := funcTarget(func(ctx context.Context, req target.Request) (target.Response, error) {
+		switch started.Add(1) {
+		case 5:
+			close(stop)
+			close(release) // the cell in flight beside it may go on too
+		case 1, 2, 3, 4:
+		default:
+			<-release
+		}
+		return target.Response{Text: "ok"}, nil
+	})
+	var got []Result
+	err := Runner{Concurrency: 2, Open: opener(tg), Stop: stop}.Run(context.Background(), cells, func(r Result) error {
+		got = append(got, r)
+		return nil
+	})
+	if !errors.Is(err, ErrInterrupted) || errors.Is(err, context.Canceled) {
+		t.Fatalf("want ErrInterrupted alone, got %v", err)
+	}
+	if int64(len(got)) != started.Load() || started.Load() > 6 {
+		t.Fatalf("%d cells started, %d results: the cells in flight finish, none starts after Stop", started.Load(), len(got))
 	}
 	for _, r := range got {
 		if r.Outcome == judge.RuntimeError {
-			t.Errorf("an interrupted cell was written as a result: %+v", r)
+			t.Errorf("a cell in flight at Stop did not finish: %+v", r.Error)
 		}
 	}
 }
@@ -178,7 +229,7 @@ seed = 3`)
 		t.Fatal(err)
 	}
 	r := res[0]
-	r.Timestamp, r.LatencyMS = "", 0
+	r.Timestamp, r.LatencyMS, r.ModelLatencyMS = "", 0, 0
 	got, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		t.Fatal(err)

@@ -29,6 +29,9 @@ type Record struct {
 	// pikit's older files) counts as an error.
 	Reason, Error string
 	RepeatIndex   int
+	// Attempts and Retries are the model requests the cell sent and the
+	// retries among them (0 in files written before pikit counted them).
+	Attempts, Retries int
 	// MethodSpecs is the result's method_specs as compact JSON with its
 	// keys sorted, "" when it has none: part of what a cell tried, for
 	// pairing cells across runs.
@@ -87,6 +90,7 @@ func recordOf(r *matrix.Result) Record {
 		Key: r.Key, Attack: r.Attack, Defense: r.Defense, Channel: r.Channel, Agent: r.Agent,
 		Target: r.Target, CaseID: r.CaseID, Outcome: r.Outcome, Success: r.Success,
 		Reason: r.Reason, Error: r.Error, RepeatIndex: r.RepeatIndex, full: r,
+		Attempts: r.Attempts, Retries: r.Retries,
 	}
 	if r.Utility != nil {
 		rec.setUtility(*r.Utility)

@@ -501,6 +501,8 @@ func csvResult(col map[string]int, rec []string) (matrix.Result, error) {
 	res.RepeatIndex = int(integer("repeat_index"))
 	res.Seed = integer("seed")
 	res.LatencyMS = integer("latency_ms")
+	res.ModelLatencyMS = integer("model_latency_ms")
+	res.Attempts, res.Retries = int(integer("attempts")), int(integer("retries"))
 	res.Usage.PromptTokens, res.Usage.CompletionTokens = int(integer("prompt_tokens")), int(integer("completion_tokens"))
 	if bad != nil {
 		return res, bad
@@ -610,6 +612,10 @@ func (s *scanner) decode(b []byte, rec *Record) error {
 			}
 		case "repeat_index":
 			rec.RepeatIndex, err = intValue(key, v)
+		case "attempts":
+			rec.Attempts, err = intValue(key, v)
+		case "retries":
+			rec.Retries, err = intValue(key, v)
 		case "method_specs":
 			rec.MethodSpecs, err = s.methodSpecs(v)
 		case "trace_data":

@@ -109,9 +109,15 @@ type Summary struct {
 	// got a tool's answer (a mock that calls a scenario's tools without
 	// their arguments, a scenario whose tools do not fit the target), so
 	// their failures may not measure the model.
-	ToolErrorCells int      `json:"tool_error_cells,omitempty"`
-	By             []string `json:"by,omitempty"`
-	Groups         []Group  `json:"groups,omitempty"`
+	ToolErrorCells int `json:"tool_error_cells,omitempty"`
+	// Attempts counts the model requests the cells sent and Retries those
+	// of them that repeated a failed attempt (a timeout, a 429, a 5xx):
+	// many retries mean a slow or overloaded endpoint, and latencies that
+	// are not the model's alone.
+	Attempts int      `json:"attempts,omitempty"`
+	Retries  int      `json:"retries,omitempty"`
+	By       []string `json:"by,omitempty"`
+	Groups   []Group  `json:"groups,omitempty"`
 	// Benchmarks are the metrics of the standard benchmarks the results'
 	// cases were imported from, as those benchmarks report them.
 	Benchmarks []BenchmarkMetrics `json:"benchmarks,omitempty"`
@@ -307,6 +313,8 @@ func (a *Aggregator) Add(r matrix.Result) {
 func (a *Aggregator) AddRecord(r *Record) {
 	a.sum.Cells++
 	a.sum.Outcomes[r.Outcome]++
+	a.sum.Attempts += r.Attempts
+	a.sum.Retries += r.Retries
 	judged, success, failed := r.counts()
 	if failed {
 		a.sum.Errors++
@@ -422,6 +430,14 @@ func (s Summary) writeGroups(tw io.Writer) {
 	}
 }
 
+// RetryNote says how many model requests were retries, "" when none was.
+func (s Summary) RetryNote() string {
+	if s.Retries == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d of the %d model requests were retries (after a timeout, a 429 or a 5xx); latency_ms counts them, model_latency_ms does not", s.Retries, s.Attempts)
+}
+
 // ToolErrorWarning says how many judged cells had tool calls that all
 // errored, "" when none did.
 func (s Summary) ToolErrorWarning() string {
@@ -446,6 +462,9 @@ func (s Summary) WriteText(w io.Writer) error {
 	}
 	if s.NotJudged > 0 {
 		fmt.Fprintf(tw, "not judged\t%d\n", s.NotJudged)
+	}
+	if s.Retries > 0 {
+		fmt.Fprintf(tw, "retries\t%s\n", s.RetryNote())
 	}
 	if s.Benign > 0 {
 		fmt.Fprintf(tw, "benign cells\t%d (attack none: not counted in the attack success rate)\n", s.Benign)

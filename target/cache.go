@@ -13,10 +13,14 @@ import (
 )
 
 // Cache stores model responses on disk, keyed by a hash of the exact
-// request (target spec, system prompt, messages, tools, temperature, seed)
-// and a salt the caller puts in the context, such as the repeat index, so
-// that repeats stay independent samples. Only successful responses are
-// stored. It is safe for concurrent use, also by several processes.
+// request (target spec, system prompt, messages, tools, temperature, seed),
+// a salt the caller puts in the context (such as the repeat index), and,
+// for a request sampled at a temperature above 0 (or at the provider's
+// default, when it sets none), the sample the context names (such as the
+// cell): two cells that send the same request at temperature 0.7 are two
+// samples of the model and each gets its own answer, while at temperature
+// 0 identical requests share one. Only successful responses are stored.
+// It is safe for concurrent use, also by several processes.
 type Cache struct {
 	dir          string
 	hits, misses atomic.Int64
@@ -39,12 +43,29 @@ type cacheCtxKey int
 const (
 	saltKey cacheCtxKey = iota
 	hitsKey
+	sampleKey
 )
 
 // WithCacheSalt returns a context whose requests are cached apart from the
 // same requests under another salt.
 func WithCacheSalt(ctx context.Context, salt string) context.Context {
 	return context.WithValue(ctx, saltKey, salt)
+}
+
+// WithCacheSample returns a context whose sampled requests (temperature
+// above 0, or none given) are cached as the sample named id: the same
+// request under another id is another draw from the model, answered apart.
+// A request at temperature 0 ignores it. The matrix runner names each cell
+// (its key, which includes the repeat index).
+func WithCacheSample(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, sampleKey, id)
+}
+
+// sampled reports whether a request draws a sample: a temperature above
+// 0, or none (the provider's default, above 0 for every provider pikit
+// knows).
+func sampled(req Request) bool {
+	return req.Temperature == nil || *req.Temperature != 0
 }
 
 // WithCacheHits returns a context in which every cache hit increments n, so
@@ -69,11 +90,18 @@ var _ Target = (*cached)(nil)
 
 func (w *cached) Chat(ctx context.Context, req Request) (Response, error) {
 	salt, _ := ctx.Value(saltKey).(string)
+	sample := ""
+	if sampled(req) {
+		sample, _ = ctx.Value(sampleKey).(string)
+	}
+	// A request at temperature 0 has no sample, and its key is the one
+	// earlier versions gave it: a cache they filled still answers it.
 	b, err := json.Marshal(struct {
-		Spec string  `json:"spec"`
-		Salt string  `json:"salt"`
-		Req  Request `json:"request"`
-	}{w.spec, salt, req})
+		Spec   string  `json:"spec"`
+		Salt   string  `json:"salt"`
+		Sample string  `json:"sample,omitempty"`
+		Req    Request `json:"request"`
+	}{w.spec, salt, sample, req})
 	if err != nil {
 		return w.t.Chat(ctx, req)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"sync/atomic"
 	"time"
 )
 
@@ -114,11 +115,14 @@ var _ Target = (*retrying)(nil)
 // Chat implements Target.
 func (r *retrying) Chat(ctx context.Context, req Request) (Response, error) {
 	p := r.policy
+	count := AttemptsOf(ctx)
 	for attempt := 0; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return Response{}, err
 		}
+		start := time.Now()
 		resp, err := r.attempt(ctx, req)
+		count.Add(attempt > 0, time.Since(start), err == nil)
 		if err == nil {
 			return resp, nil
 		}
@@ -177,6 +181,60 @@ func (r *retrying) attempt(ctx context.Context, req Request) (Response, error) {
 
 // Unwrap returns the wrapped target.
 func (r *retrying) Unwrap() Target { return r.next }
+
+// CountsAttempts reports that the wrapper adds every attempt it makes to
+// the Attempts of its call's context: a caller that counts requests
+// itself leaves those to it.
+func (r *retrying) CountsAttempts() bool { return true }
+
+// Attempts counts the model requests made for one piece of work, such as
+// a cell: every attempt sent (retries included), how many of them were
+// retries, and the time the attempts that got an answer took. Abandoned
+// attempts (timed out, failed) and the back-off waits between attempts
+// are left out of that time. WithRetry adds to the Attempts its call's
+// context carries (see WithAttempts). The zero value is ready; a nil
+// *Attempts counts nothing. It is safe for concurrent use.
+type Attempts struct {
+	sent, retries atomic.Int64
+	answered      atomic.Int64 // nanoseconds
+}
+
+// Add counts one attempt: whether it was a retry, how long it took, and
+// whether it got an answer.
+func (a *Attempts) Add(retry bool, took time.Duration, answered bool) {
+	if a == nil {
+		return
+	}
+	a.sent.Add(1)
+	if retry {
+		a.retries.Add(1)
+	}
+	if answered {
+		a.answered.Add(int64(took))
+	}
+}
+
+// Counts returns the attempts sent, the retries among them, and the time
+// the answered attempts took.
+func (a *Attempts) Counts() (sent, retries int64, answered time.Duration) {
+	if a == nil {
+		return 0, 0, 0
+	}
+	return a.sent.Load(), a.retries.Load(), time.Duration(a.answered.Load())
+}
+
+type attemptsKey struct{}
+
+// WithAttempts returns a context whose model requests are counted in a.
+func WithAttempts(ctx context.Context, a *Attempts) context.Context {
+	return context.WithValue(ctx, attemptsKey{}, a)
+}
+
+// AttemptsOf returns the Attempts a context carries, nil when none.
+func AttemptsOf(ctx context.Context) *Attempts {
+	a, _ := ctx.Value(attemptsKey{}).(*Attempts)
+	return a
+}
 
 // String names the wrapped target.
 func (r *retrying) String() string { return describeTarget(r.next) }

@@ -491,3 +491,46 @@ func TestErrorText(t *testing.T) {
 		}
 	}
 }
+
+// TestRetryCountsAttempts (issue 21): every attempt is counted in the
+// context's Attempts, the retries among them, and only the answered
+// attempt's time: an attempt abandoned at the timeout is not in it.
+func TestRetryCountsAttempts(t *testing.T) {
+	srv := newWireServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		if n == 0 {
+			<-r.Context().Done() // the first attempt hangs until it times out
+			return
+		}
+		wireWriteJSON(w, http.StatusOK, []byte(`{"id":"c","object":"chat.completion","created":1,"model":"gpt-test","choices":[{"index":0,"message":{"role":"assistant","content":"late but fine"},"finish_reason":"stop"}]}`))
+	})
+	tg := openOpenAITest(t, srv, nil)
+	policy := wirePolicy(newWireClock())
+	policy.AttemptTimeout = 300 * time.Millisecond
+	var a Attempts
+	ctx := WithAttempts(context.Background(), &a)
+	if AttemptsOf(ctx) != &a || AttemptsOf(context.Background()) != nil {
+		t.Fatal("AttemptsOf does not return what WithAttempts put in")
+	}
+	start := time.Now()
+	resp, err := WithRetry(tg, policy).Chat(ctx, wireHi)
+	whole := time.Since(start)
+	if err != nil || resp.Text != "late but fine" {
+		t.Fatalf("Chat: %v %q", err, resp.Text)
+	}
+	sent, retries, answered := a.Counts()
+	if sent != 2 || retries != 1 || int(sent) != srv.Count() {
+		t.Errorf("counted %d attempts and %d retries; the server got %d requests", sent, retries, srv.Count())
+	}
+	if answered <= 0 || answered >= policy.AttemptTimeout || answered > whole-policy.AttemptTimeout {
+		t.Errorf("answered attempts took %v of %v in all (the timed-out one took %v): want the answered one alone", answered, whole, policy.AttemptTimeout)
+	}
+	// A nil Attempts counts nothing and does not fail.
+	var none *Attempts
+	none.Add(true, time.Second, true)
+	if s, r, d := none.Counts(); s != 0 || r != 0 || d != 0 {
+		t.Errorf("nil Attempts counted %d %d %v", s, r, d)
+	}
+	if c, ok := WithRetry(tg, policy).(interface{ CountsAttempts() bool }); !ok || !c.CountsAttempts() {
+		t.Error("the retry wrapper does not say it counts its attempts")
+	}
+}

@@ -2,13 +2,17 @@ package cli
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/pikit-go/pikit/dataset"
+	"github.com/pikit-go/pikit/internal/suggest"
 	"github.com/pikit-go/pikit/internal/termsafe"
+	"github.com/pikit-go/pikit/internal/textcut"
 	"github.com/pikit-go/pikit/matrix"
 )
 
@@ -46,14 +50,25 @@ func newDatasetListCmd(streams IO) *cobra.Command {
 
 func newDatasetShowCmd(streams IO) *cobra.Command {
 	maxSize := byteSize(matrix.DefaultMaxFileBytes)
+	var cases []string
+	var full bool
 	cmd := &cobra.Command{
 		Use:   "show NAME|FILE.toml",
 		Short: "Show a dataset's cases",
-		Args:  args(cobra.ExactArgs(1)),
+		Long: `Show a dataset's cases, one line each, and every endpoint a run of it would
+contact; --case ID shows what a case's verdict is judged against: its task,
+canary and sink arguments, with its user message and expected answer.`,
+		Example: `  pikit dataset show indirect_injection
+  pikit dataset show indirect_injection --case email-exfil
+  pikit dataset show my_cases.toml --case c1,c2 --full`,
+		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			ds, err := dataset.LoadAnyMax(a[0], int64(maxSize))
 			if err != nil {
 				return usage(err)
+			}
+			if len(cases) > 0 {
+				return showCases(streams, ds, cases, full)
 			}
 			fmt.Fprintf(streams.Out, "%s: %s\n", ds.Name, ds.Description)
 			if ds.Reference != "" {
@@ -70,6 +85,9 @@ func newDatasetShowCmd(streams IO) *cobra.Command {
 			}
 			if err := tw.Flush(); err != nil {
 				return err
+			}
+			if len(ds.Cases) > 0 {
+				fmt.Fprintf(streams.Out, "\n(pikit dataset show %s --case %s shows a case's task, canary and sink arguments)\n", termsafe.Line(a[0]), termsafe.Line(ds.Cases[0].ID))
 			}
 			// Every endpoint a run of it contacts, as the file has it, and
 			// what a run would refuse without --trust-config.
@@ -89,7 +107,80 @@ func newDatasetShowCmd(streams IO) *cobra.Command {
 		},
 	}
 	cmd.Flags().Var(&maxSize, "max-file-size", "refuse a dataset file larger than this (e.g. 64MiB)")
+	cmd.Flags().StringSliceVar(&cases, "case", nil, "show these cases in full detail (`ID`s, comma-separated): task, canary, sink arguments, user message")
+	cmd.Flags().BoolVar(&full, "full", false, fmt.Sprintf("with --case, print long texts whole (otherwise the first %d bytes)", caseTextShown))
 	return cmd
+}
+
+// caseTextShown bounds each text a case's detail view prints without
+// --full: a dataset may hold a whole document as its task.
+const caseTextShown = 1000
+
+// showCases prints the named cases of a dataset in detail, in the order
+// named; an unknown id is a usage error listing some known ones.
+func showCases(streams IO, ds *dataset.Dataset, ids []string, full bool) error {
+	byID := make(map[string]*dataset.Case, len(ds.Cases))
+	known := make([]string, 0, len(ds.Cases))
+	for i := range ds.Cases {
+		byID[ds.Cases[i].ID] = &ds.Cases[i]
+		known = append(known, ds.Cases[i].ID)
+	}
+	for _, id := range ids {
+		if byID[id] == nil {
+			shown := known[:min(len(known), 10)]
+			more := ""
+			if len(known) > len(shown) {
+				more = fmt.Sprintf(", … (%d in all)", len(known))
+			}
+			return usage(fmt.Errorf("--case: dataset %s has no case %q%s; its cases: %s%s",
+				ds.Name, textcut.Clip(id, 80, "…"), suggest.Hint(id, known), strings.Join(shown, ", "), more))
+		}
+	}
+	w := streams.Out
+	text := func(s string) string {
+		if p := textcut.Prefix(s, caseTextShown); !full && p != s {
+			s = p + fmt.Sprintf(" … [%d more bytes; --full shows all]", len(s)-len(p))
+		}
+		return strings.ReplaceAll(termsafe.String(s), "\n", "\n      ")
+	}
+	for i, id := range ids {
+		c := byID[id]
+		cfg := c.Config
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "case %s: %s\n", termsafe.Line(c.ID), text(c.Description))
+		if c.Reference != "" {
+			fmt.Fprintf(w, "  reference:    %s\n", termsafe.Line(c.Reference))
+		}
+		fmt.Fprintf(w, "  agents %s · attacks %s · defenses %s · channels %s · target %s\n",
+			termsafe.Line(strings.Join(cfg.Agents, ",")), termsafe.Line(axisNames(cfg.Attacks, cfg.AttackSpecs)),
+			termsafe.Line(axisNames(cfg.Defenses, cfg.DefenseSpecs)), termsafe.Line(channelNames(cfg.Channels, cfg.ChannelSpecs)), termsafe.Line(cfg.TargetSpec))
+		fmt.Fprintf(w, "  task:\n      %s\n", text(cfg.Task))
+		canary := "(none)"
+		if cfg.Canary != "" {
+			canary = text(cfg.Canary)
+		}
+		fmt.Fprintf(w, "  canary:       %s\n", canary)
+		args := "(none)"
+		if len(cfg.SinkArgs) > 0 {
+			keys := slices.Sorted(maps.Keys(cfg.SinkArgs))
+			parts := make([]string, len(keys))
+			for j, k := range keys {
+				parts[j] = fmt.Sprintf("%s=%q", k, fmt.Sprint(cfg.SinkArgs[k]))
+			}
+			args = text(strings.Join(parts, " "))
+		}
+		fmt.Fprintf(w, "  sink args:    %s\n", args)
+		fmt.Fprintf(w, "  require sink: %v\n", cfg.RequireSink)
+		if cfg.UserMessage != "" {
+			fmt.Fprintf(w, "  user message:\n      %s\n", text(cfg.UserMessage))
+		}
+		if cfg.Expected != "" {
+			fmt.Fprintf(w, "  expected:     %s\n", text(cfg.Expected))
+		}
+	}
+	return nil
 }
 
 func axisNames(names []string, specs []matrix.Spec) string {

@@ -12,11 +12,11 @@ import (
 )
 
 // progress draws a bar on a terminal's stderr: cells done of total, rate,
-// ETA, and successes and errors so far. It draws nothing on a non-terminal
-// or with --quiet; NO_COLOR turns colour off.
+// ETA, and successes, errors and retried model requests so far. It draws
+// nothing on a non-terminal or with --quiet; NO_COLOR turns colour off.
 type progress struct {
-	bar        *progressbar.ProgressBar
-	succ, errs int
+	bar                 *progressbar.ProgressBar
+	succ, errs, retries int
 }
 
 func newProgress(w io.Writer, total int, quiet bool) *progress {
@@ -49,7 +49,12 @@ func (p *progress) add(r matrix.Result) {
 	if r.Outcome == judge.RuntimeError {
 		p.errs++
 	}
-	p.bar.Describe(fmt.Sprintf("cells · %d successes · %d errors", p.succ, p.errs))
+	p.retries += r.Retries
+	desc := fmt.Sprintf("cells · %d successes · %d errors", p.succ, p.errs)
+	if p.retries > 0 {
+		desc += fmt.Sprintf(" · %d retries", p.retries)
+	}
+	p.bar.Describe(desc)
 	_ = p.bar.Add(1)
 }
 

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -45,6 +46,9 @@ type runOptions struct {
 	Shard           string
 	MaxRequests     int64
 	MaxTokens       int64
+	// MaxOutputTokens is --max-output-tokens: the target's max_tokens
+	// option for every cell (0: the file's).
+	MaxOutputTokens int64
 	Quiet           bool
 	Cache           string
 
@@ -78,6 +82,9 @@ type runOptions struct {
 	// refused holds what the files chose that needs --trust-config and
 	// that a --dry-run lists instead of refusing at once (a runtime).
 	refused []*matrix.Error
+	// keyMisses counts the requests the cache could not answer for a
+	// target without its API key (see keyless).
+	keyMisses atomic.Int64
 }
 
 // DefaultMaxCells is the plan size over which a run asks for --yes.
@@ -94,6 +101,11 @@ const networkCallsPerCell = 10
 // skip names flags a command leaves out because they would do nothing
 // there (a command shows only flags that work).
 func (o *runOptions) addFlags(cmd *cobra.Command, batch bool, skip ...string) {
+	if slices.Contains(skip, "temperature") {
+		// A command whose agent samples its own model (the proxy's, an
+		// MCP client's) caps its own replies too.
+		skip = append(skip, "max-output-tokens")
+	}
 	f := pflag.NewFlagSet(cmd.Name(), pflag.ContinueOnError)
 	defer func() {
 		f.VisitAll(func(fl *pflag.Flag) {
@@ -115,6 +127,7 @@ func (o *runOptions) addFlags(cmd *cobra.Command, batch bool, skip ...string) {
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the plan and every endpoint it would contact, and send nothing")
 	f.Int64Var(&o.MaxRequests, "max-requests", 0, "stop scheduling cells after this many model requests (0: no limit)")
 	f.Int64Var(&o.MaxTokens, "max-tokens", 0, "stop scheduling cells after this many tokens, as providers report them (0: no limit)")
+	f.Int64Var(&o.MaxOutputTokens, "max-output-tokens", 0, "cap each reply of the target under test at `N` tokens: its max_tokens option for every cell, over the file's (the mock target has no cap)")
 	f.StringVar(&o.BaseURL, "base-url", "", "base URL of the target's API, e.g. http://127.0.0.1:8000/v1 (default: the provider's environment variable; a config's base_url needs --trust-config)")
 	f.IntVar(&o.MaxRetries, "max-retries", target.DefaultMaxRetries, "retries of a failed model request (429, 5xx, timeouts, malformed answers)")
 	f.DurationVar(&o.RequestTimeout, "request-timeout", target.DefaultAttemptTimeout, "bound on each model request attempt")
@@ -123,7 +136,7 @@ func (o *runOptions) addFlags(cmd *cobra.Command, batch bool, skip ...string) {
 	f.StringVar(&o.JudgeBaseURL, "judge-base-url", "", "base URL of the judge target's API")
 	f.StringVar(&o.AttackerTarget, "attacker-target", "", "the attacker model of the adaptive attack (strategies pair, tree, crescendo), e.g. openai:gpt-4o (default: the config's attacker_target, else mock:attacker, offline)")
 	f.StringVar(&o.AttackerURL, "attacker-base-url", "", "base URL of the attacker model's API (--base-url applies to the target alone)")
-	f.StringVar(&o.Cache, "cache", "", "cache model responses in `DIR`: a rerun sends no request already answered (repeats stay separate)")
+	f.StringVar(&o.Cache, "cache", "", "cache model responses in `DIR`: a rerun sends no request already answered (repeats stay separate, and so do cells above temperature 0); a target's API key is needed only for a request the cache lacks")
 	f.BoolVar(&o.TrustConfig, "trust-config", false, "let the config, dataset or .env file choose where requests (and your API key) go, which agent runs (runtime, runtime_options) and which paths outside its directory are read or written")
 	o.MaxFileSize = matrix.DefaultMaxFileBytes
 	f.Var(&o.MaxFileSize, "max-file-size", "refuse a config or dataset file larger than this (e.g. 64MiB)")
@@ -202,6 +215,9 @@ func (o *runOptions) complete(cmd *cobra.Command) error {
 	}
 	if o.MaxTokens < 0 {
 		return usage(fmt.Errorf("--max-tokens: must not be negative, got %d", o.MaxTokens))
+	}
+	if cmd.Flags().Changed("max-output-tokens") && (o.MaxOutputTokens < 1 || o.MaxOutputTokens > math.MaxInt32) {
+		return usage(fmt.Errorf("--max-output-tokens: want a positive number of tokens per reply (at most %d), got %d (--max-tokens is the run's token budget)", math.MaxInt32, o.MaxOutputTokens))
 	}
 	if o.Output != "" {
 		if _, err := report.FormatOf(o.Output); err != nil {
@@ -287,6 +303,18 @@ func (o *runOptions) applyCase(cfg *matrix.Config) {
 	if o.AttackerTarget != "" {
 		cfg.AttackerTarget = o.AttackerTarget
 	}
+	if o.MaxOutputTokens > 0 && !isMock(cfg.TargetSpec) {
+		// As if the file said max_tokens: results record it in their
+		// target options, and it is part of the cells' keys.
+		cfg.TargetOpts = withOption(cfg.TargetOpts, target.OptMaxTokens, o.MaxOutputTokens)
+	}
+}
+
+// isMock reports whether a target spec names an offline mock, which takes
+// no max_tokens option (its replies are short and not sampled).
+func isMock(spec string) bool {
+	provider, _, err := target.ParseSpec(spec)
+	return err == nil && provider == "mock"
 }
 
 // execute runs planned cells, streaming results to --output (or into the
@@ -318,6 +346,7 @@ func (o *runOptions) execute(ctx context.Context, streams IO, src matrix.Source,
 			enc, encode = e, e.Encode
 		}
 	}
+	cutShort := 0 // cells in flight that a signal ended (external agents)
 	sink := func(r matrix.Result, line []byte) error {
 		var err error
 		switch {
@@ -334,6 +363,9 @@ func (o *runOptions) execute(ctx context.Context, streams IO, src matrix.Source,
 			table.Add(r)
 		}
 		bar.add(r)
+		if r.Metadata["interrupted"] == true {
+			cutShort++
+		}
 		return nil
 	}
 	var flush []func() error
@@ -350,7 +382,7 @@ func (o *runOptions) execute(ctx context.Context, streams IO, src matrix.Source,
 		}
 	}
 	stopRunning := running(ctx)
-	runErr := runner.RunEncoded(ctx, src, encode, sink, flush...)
+	runErr := runner.RunEncoded(o.cellContext(ctx, runner), src, encode, sink, flush...)
 	stopRunning()
 	bar.finish()
 	mu.Lock()
@@ -364,10 +396,7 @@ func (o *runOptions) execute(ctx context.Context, streams IO, src matrix.Source,
 			runErr = fmt.Errorf("writing %s: %w", o.Output, err)
 		}
 	}
-	if runner.Cache != nil {
-		hits, misses := runner.Cache.Stats()
-		fmt.Fprintf(streams.ErrOut, "cache %s: %d hits, %d misses\n", o.Cache, hits, misses)
-	}
+	o.writeCacheStats(streams, runner)
 	sum := status.Summary()
 	writeStatus(streams.ErrOut, sum, of)
 	if warn := sum.ToolErrorWarning(); warn != "" {
@@ -385,9 +414,16 @@ func (o *runOptions) execute(ctx context.Context, streams IO, src matrix.Source,
 		resume = "; run the same command with --resume to finish it"
 	}
 	switch {
-	case errors.Is(runErr, context.Canceled):
-		fmt.Fprintf(streams.ErrOut, "interrupted after %d of %s cells%s\n", sum.Cells, of, resume)
-		return runErr
+	case errors.Is(runErr, matrix.ErrInterrupted), errors.Is(runErr, context.Canceled):
+		where := ""
+		if o.Output != "" {
+			where = " and is in " + o.Output
+		}
+		how := "every cell that started finished" + where
+		if cutShort > 0 {
+			how = fmt.Sprintf("every cell that started is written%s; the %d in flight were ended, as runtime errors that say interrupted", where, cutShort)
+		}
+		return interrupted{fmt.Sprintf("interrupted after %d of %s cells (%s)%s", sum.Cells, of, how, resume)}
 	case errors.Is(runErr, matrix.ErrStopped):
 		fmt.Fprintf(streams.ErrOut, "%v%s\n", runErr, resume)
 		return errFailed
@@ -401,6 +437,43 @@ func (o *runOptions) execute(ctx context.Context, streams IO, src matrix.Source,
 		return errFailed
 	}
 	return nil
+}
+
+// cellContext sets how a first signal (which cancels ctx) ends a run: no
+// cell starts after it (runner.Stop). pikit's own agent loop sends only
+// requests, so the cells in flight then finish, under a context the signal
+// does not cancel, and are written like any other; a second signal ends
+// the process at once (watchSignals) with every result before it on
+// disk. An external agent (the proxy's, MCP's, a runtime's) is a process
+// group of its own that such an exit would leave running, so the first
+// signal ends it: each cell in flight is written as interrupted, a
+// runtime error that --resume runs again.
+func (o *runOptions) cellContext(ctx context.Context, runner *matrix.Runner) context.Context {
+	runner.Stop = ctx.Done()
+	if runner.Driver != nil {
+		return ctx
+	}
+	return context.WithoutCancel(ctx)
+}
+
+// interrupted ends a run that a signal stopped: its text says how far the
+// run got, and it counts as context.Canceled (exit 130).
+type interrupted struct{ msg string }
+
+func (e interrupted) Error() string        { return e.msg }
+func (e interrupted) Is(target error) bool { return target == context.Canceled }
+
+// writeCacheStats says what the response cache answered, and how many
+// requests it could not answer that had no API key to go out with.
+func (o *runOptions) writeCacheStats(streams IO, runner *matrix.Runner) {
+	if runner.Cache == nil {
+		return
+	}
+	hits, misses := runner.Cache.Stats()
+	fmt.Fprintf(streams.ErrOut, "cache %s: %d hits, %d misses\n", o.Cache, hits, misses)
+	if n := o.keyMisses.Load(); n > 0 {
+		fmt.Fprintf(streams.ErrOut, "%d requests were not in the cache and were not sent: their target's API key is missing; their cells failed (set the key and run again to fill them in)\n", n)
+	}
 }
 
 // prepare does everything before the first cell: it takes the shard,
@@ -460,7 +533,7 @@ func (o *runOptions) prepare(streams IO, src matrix.Source) (matrix.Source, *mat
 		runner.Expect = ceilDiv(planned, o.shardN)
 		fmt.Fprintf(streams.ErrOut, "shard %d/%d: about %d of %d cells\n", o.shardK, o.shardN, runner.Expect, planned)
 	}
-	if err := preflight(runner, src, o); err != nil {
+	if err := preflight(streams, runner, src, o); err != nil {
 		return nil, nil, err
 	}
 	if runner.Driver == nil {
@@ -691,9 +764,50 @@ func (o *runOptions) dryRun(streams IO, src matrix.Source, c matrix.Count) error
 		external = external || cfg.Driven != "" || cfg.Via != "" || cfg.Runtime != ""
 	}
 	writePlan(streams.Out, c, external)
+	o.writeReplyCap(streams.Out, src)
 	writeEndpoints(streams.Out, eps)
 	writeRefusals(streams.Out, o.refusals(src, eps))
 	return nil
+}
+
+// writeReplyCap says what caps each reply of the target under test:
+// --max-output-tokens, or the max_tokens option the files set (each
+// value once, with where it was first set); nothing when none does.
+func (o *runOptions) writeReplyCap(w io.Writer, src matrix.Source) {
+	if o.MaxOutputTokens > 0 {
+		fmt.Fprintf(w, "reply cap: %d tokens per reply of the target under test (--max-output-tokens, over the files' max_tokens)", o.MaxOutputTokens)
+		if slices.ContainsFunc(matrix.Configs(src), func(c *matrix.Config) bool { return isMock(c.TargetSpec) }) {
+			fmt.Fprint(w, "; the mock target has no cap")
+		}
+		fmt.Fprintln(w)
+		return
+	}
+	const shown = 5
+	var parts []string
+	seen := map[string]bool{}
+	for _, cfg := range matrix.Configs(src) {
+		v, ok := cfg.TargetOpts[target.OptMaxTokens]
+		if !ok {
+			continue
+		}
+		val := fmt.Sprint(v)
+		if seen[val] {
+			continue
+		}
+		seen[val] = true
+		if len(parts) == shown {
+			parts = append(parts, "…")
+			break
+		}
+		where := cfg.Source
+		if line := cfg.Line("target_options." + target.OptMaxTokens); line > 0 {
+			where += fmt.Sprintf(":%d", line)
+		}
+		parts = append(parts, fmt.Sprintf("max_tokens %s (%s)", val, where))
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(w, "reply cap: %s\n", strings.Join(parts, ", "))
+	}
 }
 
 // maxRefusalsShown bounds the refusals a dry run lists (a dataset may
@@ -783,7 +897,13 @@ func (o *runOptions) runner() matrix.Runner {
 		if o.maxResponseBytesSet {
 			opts = withOption(opts, target.OptMaxResponseBytes, int64(o.MaxResponseBytes))
 		}
-		return target.OpenWith(spec, opts, policy, limiter)
+		t, err := target.OpenWith(spec, opts, policy, limiter)
+		if errors.Is(err, target.ErrMissingKey) && o.Cache != "" {
+			// The cache may answer every request: only one it cannot
+			// answer needs the key.
+			return keyless{err: err, cache: o.Cache, misses: &o.keyMisses}, nil
+		}
+		return t, err
 	}
 	r := matrix.Runner{Concurrency: o.Concurrency, MaxRequests: o.MaxRequests, MaxTokens: o.MaxTokens, Driver: o.driver, Version: version()}
 	r.Open = func(spec string, opts target.Options) (target.Target, error) {
@@ -816,9 +936,26 @@ func withOption(opts target.Options, k string, v any) target.Options {
 	return out
 }
 
+// keyless stands for a network target whose API key is missing, in a run
+// with --cache: the cache may hold the answer to every request the run
+// makes. A request it does not hold fails its cell, saying so; it is never
+// sent.
+type keyless struct {
+	err    error // the open's, wrapping target.ErrMissingKey
+	cache  string
+	misses *atomic.Int64
+}
+
+func (k keyless) Chat(context.Context, target.Request) (target.Response, error) {
+	k.misses.Add(1)
+	return target.Response{}, fmt.Errorf("%w; the cache %s holds no answer to this request, and without the key it cannot be sent", k.err, k.cache)
+}
+
 // preflight opens every target the run will use before any cell runs, so a
 // missing API key or a bad option is exit 2 with nothing sent or written.
-func preflight(r matrix.Runner, src matrix.Source, o *runOptions) error {
+// With --cache, a missing key is a warning: the cache may answer every
+// request, and a cell whose request it cannot answer fails.
+func preflight(streams IO, r matrix.Runner, src matrix.Source, o *runOptions) error {
 	seen := map[string]bool{}
 	// check opens spec once; role names a target that is not the one
 	// under test. Open's errors already name the spec.
@@ -828,8 +965,12 @@ func preflight(r matrix.Runner, src matrix.Source, o *runOptions) error {
 			return nil
 		}
 		seen[id] = true
-		if _, err := open(spec, target.Options(opts)); err != nil {
+		t, err := open(spec, target.Options(opts))
+		if err != nil {
 			return usage(fmt.Errorf("%s%w", role, err))
+		}
+		if k, ok := t.(keyless); ok {
+			fmt.Fprintf(streams.ErrOut, "warning: %s%v; --cache %s answers the requests it holds, and a cell with a request it does not hold fails\n", role, k.err, o.Cache)
 		}
 		return nil
 	}
@@ -963,7 +1104,11 @@ func writeStatus(w io.Writer, s report.Summary, planned string) {
 			parts = append(parts, fmt.Sprintf("%s %d", o, c))
 		}
 	}
-	fmt.Fprintf(w, "%d/%s cells run · attack success %s · runtime errors %d\n", s.Cells, planned, s.ASR, s.Errors)
+	fmt.Fprintf(w, "%d/%s cells run · attack success %s · runtime errors %d", s.Cells, planned, s.ASR, s.Errors)
+	if s.Retries > 0 {
+		fmt.Fprintf(w, " · %d of %d model requests were retries", s.Retries, s.Attempts)
+	}
+	fmt.Fprintln(w)
 	if len(parts) > 0 {
 		fmt.Fprintf(w, "outcomes: %s\n", strings.Join(parts, ", "))
 	}

@@ -184,7 +184,11 @@ func runSingle(cmd *cobra.Command, streams IO, o *singleRunOptions) error {
 			return err
 		}
 	}
-	results, err := runner.RunAll(cmd.Context(), cells)
+	// As in a whole run: a first signal starts no more cells (see
+	// cellContext).
+	stopRunning := running(cmd.Context())
+	results, err := runner.RunAll(o.cellContext(cmd.Context(), runner), cells)
+	stopRunning()
 	for i, r := range results {
 		if w != nil {
 			if werr := w.Write(r); werr != nil && err == nil {
@@ -210,14 +214,14 @@ func runSingle(cmd *cobra.Command, streams IO, o *singleRunOptions) error {
 		}
 		fmt.Fprintf(streams.ErrOut, "results: %s\n", o.Output)
 	}
-	if runner.Cache != nil {
-		hits, misses := runner.Cache.Stats()
-		fmt.Fprintf(streams.ErrOut, "cache %s: %d hits, %d misses\n", o.Cache, hits, misses)
-	}
+	o.writeCacheStats(streams, runner)
 	if err != nil {
 		if errors.Is(err, matrix.ErrBudget) {
 			fmt.Fprintf(streams.ErrOut, "stopped: %v\n", err)
 			return errFailed
+		}
+		if errors.Is(err, matrix.ErrInterrupted) {
+			return interrupted{fmt.Sprintf("interrupted after %d of %d cells (every cell that started is shown)", len(results), len(cells))}
 		}
 		return err
 	}
@@ -245,7 +249,14 @@ func writeTrace(w io.Writer, r matrix.Result, full bool) {
 	fmt.Fprintf(w, "── %s · attack %s · defense %s · channel %s · target %s · key %s\n", r.Agent, r.Attack, r.Defense, channel, r.Target, r.Key)
 	if tr := r.TraceData; tr != nil && len(tr.Rounds) > 0 {
 		m, _ := r.Metadata["adaptive"].(map[string]any)
-		fmt.Fprintf(w, "adaptive search (%v): %v rounds sent, %v model calls, stopped by %v; the steps below are the ", m["strategy"], m["rounds"], m["model_calls"], m["stop"])
+		fmt.Fprintf(w, "adaptive search (%v): %v rounds sent", m["strategy"], m["rounds"])
+		if n, _ := m["pruned"].(int); n > 0 {
+			fmt.Fprintf(w, ", %d pruned unsent", n)
+		}
+		if n, _ := m["attacker_failures"].(int); n > 0 {
+			fmt.Fprintf(w, ", %d attacker answers without a proposal (the last: %s)", n, textcut.Clip(oneLine(fmt.Sprint(m["attacker_failure"])), 160, " …"))
+		}
+		fmt.Fprintf(w, ", %v model calls, stopped by %v; the steps below are the ", m["model_calls"], m["stop"])
 		if r.Success {
 			fmt.Fprintln(w, "winning round's")
 		} else {
@@ -318,6 +329,9 @@ func writeTrace(w io.Writer, r matrix.Result, full bool) {
 		verdict = "SUCCESS"
 	}
 	fmt.Fprintf(w, "verdict: %s · %s · confidence %s\n", r.Outcome, verdict, r.Confidence)
+	if r.Retries > 0 {
+		fmt.Fprintf(w, "requests: %d sent, %d of them retries; %d ms in the answered ones, %d ms for the cell\n", r.Attempts, r.Retries, r.ModelLatencyMS, r.LatencyMS)
+	}
 	fmt.Fprintf(w, "reason: %s\n", r.Reason)
 	if len(r.Signals) > 0 {
 		fmt.Fprintf(w, "signals: %s\n", strings.Join(r.Signals, ", "))
