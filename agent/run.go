@@ -29,7 +29,12 @@ type Input struct {
 	// Turns are user turns said before UserMessage, each answered in
 	// full before the next (a multi-turn attack); tainted like the user
 	// message when UserTainted is set.
-	Turns       []string
+	Turns []string
+	// Prefetch has the harness call the scenario's taint point once
+	// before the model's first turn, as if the model had asked: the data
+	// (and the payload) is in its context whether or not it can call
+	// tools. For models and servers without tool calling.
+	Prefetch    bool
 	MaxSteps    int
 	Temperature *float64
 	Seed        *int64
@@ -74,6 +79,9 @@ type Step struct {
 	Sink      bool              `json:"sink,omitempty"`
 	Blocked   bool              `json:"blocked,omitempty"`
 	Error     string            `json:"error,omitempty"` // a bad tool call
+	// Prefetched marks a tool step the harness called (Input.Prefetch),
+	// not the model.
+	Prefetched bool `json:"prefetched,omitempty"`
 }
 
 // SinkCall records a sink the model called with valid arguments.
@@ -164,6 +172,7 @@ type Conversation struct {
 	msgs        []target.Message
 	tr          Trace
 	taintCalls  int // calls of the taint point so far
+	prefetched  bool
 }
 
 // Start begins a conversation of scenario sc against t; nothing is sent
@@ -221,6 +230,7 @@ func (c *Conversation) Say(ctx context.Context, user string, tainted bool) error
 	tr.add(Step{Kind: StepUser, Text: user, Tainted: tainted})
 	tr.TaintDelivered = tr.TaintDelivered || tainted
 	c.msgs = append(c.msgs, target.Message{Role: target.RoleUser, Content: user})
+	c.prefetch()
 
 	maxSteps := c.in.MaxSteps
 	if maxSteps <= 0 {
@@ -259,16 +269,55 @@ func (c *Conversation) Say(ctx context.Context, user string, tainted bool) error
 	}
 }
 
+// prefetch calls the taint point for the model, once, before its first
+// turn (Input.Prefetch): the call goes in the messages as an assistant's
+// tool call, and its result as the tool's answer, so the model reads the
+// data as it would have had it asked. A required parameter gets a plain
+// value of its type.
+func (c *Conversation) prefetch() {
+	if !c.in.Prefetch || c.prefetched || c.sc.TaintPoint == "" {
+		return
+	}
+	tool, ok := c.sc.Tool(c.sc.TaintPoint)
+	if !ok {
+		return
+	}
+	c.prefetched = true
+	args := map[string]any{}
+	for _, p := range tool.Params {
+		if !p.Required {
+			continue
+		}
+		switch p.Type {
+		case "integer", "number":
+			args[p.Name] = 1
+		case "boolean":
+			args[p.Name] = true
+		default:
+			args[p.Name] = "latest"
+		}
+	}
+	call := target.ToolCall{ID: "pikit_prefetch", Name: tool.Name, Arguments: MarshalArgs(args)}
+	c.msgs = append(c.msgs, target.Message{Role: target.RoleAssistant, ToolCalls: []target.ToolCall{call}})
+	c.taintCalls++
+	n := len(c.tr.Steps)
+	result := c.tr.callTool(c.sc, call, c.in, c.h, c.instruction, c.taintCalls)
+	if len(c.tr.Steps) > n {
+		c.tr.Steps[n].Prefetched = true
+	}
+	c.msgs = append(c.msgs, target.Message{Role: target.RoleTool, ToolCallID: call.ID, Name: call.Name, Content: result})
+}
+
 // Mark is a point of a conversation that Rewind goes back to.
 type Mark struct {
 	steps, msgs, sinks, taintCalls int
 	finalText                      string
-	taintDelivered                 bool
+	taintDelivered, prefetched     bool
 }
 
 // Mark returns the conversation's present point.
 func (c *Conversation) Mark() Mark {
-	return Mark{len(c.tr.Steps), len(c.msgs), len(c.tr.SinkCalls), c.taintCalls, c.tr.FinalText, c.tr.TaintDelivered}
+	return Mark{len(c.tr.Steps), len(c.msgs), len(c.tr.SinkCalls), c.taintCalls, c.tr.FinalText, c.tr.TaintDelivered, c.prefetched}
 }
 
 // Rewind takes back every turn said since m: the model no longer sees them
@@ -278,7 +327,7 @@ func (c *Conversation) Rewind(m Mark) {
 	c.tr.Steps = c.tr.Steps[:m.steps:m.steps]
 	c.msgs = c.msgs[:m.msgs:m.msgs]
 	c.tr.SinkCalls = c.tr.SinkCalls[:m.sinks:m.sinks]
-	c.taintCalls, c.tr.FinalText, c.tr.TaintDelivered = m.taintCalls, m.finalText, m.taintDelivered
+	c.taintCalls, c.tr.FinalText, c.tr.TaintDelivered, c.prefetched = m.taintCalls, m.finalText, m.taintDelivered, m.prefetched
 	c.tr.Blocked, c.tr.MaxStepsHit = nil, false
 }
 

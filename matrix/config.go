@@ -62,16 +62,20 @@ type Config struct {
 	TargetSpec   string         `json:"target_spec"`
 	// AttackerTarget is the attacker model of the adaptive attack's pair,
 	// tree and crescendo strategies ("" means mock:attacker, offline).
-	AttackerTarget string         `json:"attacker_target,omitempty"`
-	JudgeType      string         `json:"judge_type"`
-	UserMessage    string         `json:"user_message,omitempty"`
-	DataSample     string         `json:"data_sample,omitempty"`
-	MaxSteps       int            `json:"max_steps"`
-	CarrierMode    string         `json:"carrier_mode"`
-	Temperature    float64        `json:"temperature"`
-	Repeats        int            `json:"repeats"`
-	TargetOpts     map[string]any `json:"target_options,omitempty"`
-	Seed           int64          `json:"seed"`
+	AttackerTarget string `json:"attacker_target,omitempty"`
+	JudgeType      string `json:"judge_type"`
+	UserMessage    string `json:"user_message,omitempty"`
+	DataSample     string `json:"data_sample,omitempty"`
+	MaxSteps       int    `json:"max_steps"`
+	// Prefetch has the harness call an agent scenario's taint point before
+	// the model's first turn (agent.Input.Prefetch): indirect cells for
+	// models that cannot call tools.
+	Prefetch    bool           `json:"prefetch,omitempty"`
+	CarrierMode string         `json:"carrier_mode"`
+	Temperature float64        `json:"temperature"`
+	Repeats     int            `json:"repeats"`
+	TargetOpts  map[string]any `json:"target_options,omitempty"`
+	Seed        int64          `json:"seed"`
 	// Expected is text a useful answer to the user's request contains
 	// (key expected, or utility_canary): it measures utility, benign and
 	// under attack.

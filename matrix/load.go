@@ -33,7 +33,7 @@ var flatKeys = []string{
 	"attacks", "attack", "attack_specs", "defenses", "defense", "defense_specs",
 	"channels", "channel", "channel_specs", "agents", "agent", "task", "canary", "marker",
 	"require_sink", "sink_args", "target_spec", "judge_type", "user_message", "data_sample",
-	"max_steps", "carrier_mode", "temperature", "repeats", "target_options", "seed",
+	"max_steps", "prefetch", "carrier_mode", "temperature", "repeats", "target_options", "seed",
 	"expected", "utility_canary", "runtime", "runtime_options", "fixture", "benchmark", "defense_point", "carrier_path", "data_file", "output_path", "attacker_target",
 }
 
@@ -359,6 +359,8 @@ func (d *decoder) flat(prefix string, m map[string]any, rename map[string]string
 			d.cfg.DataSample = d.string(path, v)
 		case "max_steps":
 			d.cfg.MaxSteps = d.int(path, v)
+		case "prefetch":
+			d.cfg.Prefetch = d.bool(path, v)
 		case "carrier_mode":
 			d.cfg.CarrierMode = d.string(path, v)
 		case "temperature":

@@ -316,9 +316,10 @@ func configKey(cfg *Config) []byte {
 		Sections       map[string]map[string]any `json:"sections,omitempty"`
 		Scenarios      map[string]string         `json:"scenarios,omitempty"`
 		Attacker       string                    `json:"attacker,omitempty"`
+		Prefetch       bool                      `json:"prefetch,omitempty"`
 	}{cfg.CaseID, cfg.SeedSet, cfg.Task, cfg.Canary, cfg.RequireSink, cfg.SinkArgs, cfg.TargetSpec, cfg.TargetOpts,
 		cfg.JudgeType, cfg.UserMessage, cfg.DataSample, cfg.MaxSteps, cfg.CarrierMode, cfg.Temperature, cfg.Expected,
-		cfg.DefensePoint, carrierDigest(cfg.CarrierData), cfg.Driven, cfg.Via, cfg.Runtime, cfg.RuntimeOptions, cfg.Fixture, cfg.Sections, cfg.scenarioKey(), cfg.attackerKey()}
+		cfg.DefensePoint, carrierDigest(cfg.CarrierData), cfg.Driven, cfg.Via, cfg.Runtime, cfg.RuntimeOptions, cfg.Fixture, cfg.Sections, cfg.scenarioKey(), cfg.attackerKey(), cfg.Prefetch}
 	b, err := json.Marshal(material)
 	if err != nil {
 		// Only unsupported option values (validated away) can fail here.

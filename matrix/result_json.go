@@ -320,6 +320,9 @@ func appendStep(dst []byte, s *agent.Step) []byte {
 		dst = append(dst, `,"blocked":true`...)
 	}
 	dst = appendOptString(dst, `,"error":`, s.Error)
+	if s.Prefetched {
+		dst = append(dst, `,"prefetched":true`...)
+	}
 	return append(dst, '}')
 }
 

@@ -292,7 +292,7 @@ func TestAppendJSONKnowsEveryField(t *testing.T) {
 		reflect.TypeFor[Spec]():            "name kwargs,omitempty",
 		reflect.TypeFor[judge.Evidence]():  "signal step detail,omitempty",
 		reflect.TypeFor[agent.Trace]():     "agent system steps final_text sink_calls,omitempty taint_delivered blocked,omitempty max_steps_hit,omitempty model_calls usage rounds,omitempty",
-		reflect.TypeFor[agent.Step]():      "index kind text,omitempty tool_calls,omitempty tool,omitempty call_id,omitempty arguments,omitempty result,omitempty tainted,omitempty sink,omitempty blocked,omitempty error,omitempty",
+		reflect.TypeFor[agent.Step]():      "index kind text,omitempty tool_calls,omitempty tool,omitempty call_id,omitempty arguments,omitempty result,omitempty tainted,omitempty sink,omitempty blocked,omitempty error,omitempty prefetched,omitempty",
 		reflect.TypeFor[agent.SinkCall]():  "step tool arguments",
 		reflect.TypeFor[agent.Block]():     "point detector reason score step",
 		reflect.TypeFor[target.ToolCall](): "id name arguments",

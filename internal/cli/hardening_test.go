@@ -220,7 +220,7 @@ func TestEveryRunFlagIsTested(t *testing.T) {
 	tested := map[string]string{
 		"target": "TestRunFlagsWork", "judge": "TestLLMJudgeWithJudgeTarget", "temperature": "TestFlagErrorsNameTheFlag",
 		"repeats": "TestRunFlagsWork", "attacks": "TestRunFlagsWork", "output": "TestRunFlagsWork", "force": "TestRunFlagsWork",
-		"concurrency": "TestRunFlagsWork", "dry-run": "TestRunFlagsWork", "max-requests": "TestRunFlagsWork", "max-output-tokens": "TestMaxOutputTokens",
+		"concurrency": "TestRunFlagsWork", "dry-run": "TestRunFlagsWork", "max-requests": "TestRunFlagsWork", "max-output-tokens": "TestMaxOutputTokens", "prefetch": "TestPrefetch",
 		"max-tokens": "TestBudget", "base-url": "TestRunFlagsWork", "max-retries": "TestTransient429sLoseNothing",
 		"request-timeout": "TestFlagErrorsNameTheFlag", "rps": "TestFlagErrorsNameTheFlag", "judge-target": "TestLLMJudgeWithJudgeTarget",
 		"judge-base-url": "TestFileBaseURLRefused", "cache": "TestRunFlagsWork", "trust-config": "TestFileBaseURLRefused",

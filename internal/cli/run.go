@@ -49,6 +49,9 @@ type runOptions struct {
 	// MaxOutputTokens is --max-output-tokens: the target's max_tokens
 	// option for every cell (0: the file's).
 	MaxOutputTokens int64
+	// Prefetch is --prefetch: the harness reads each agent scenario's
+	// tainted data for the model before its first turn.
+	Prefetch bool
 	Quiet           bool
 	Cache           string
 
@@ -104,7 +107,7 @@ func (o *runOptions) addFlags(cmd *cobra.Command, batch bool, skip ...string) {
 	if slices.Contains(skip, "temperature") {
 		// A command whose agent samples its own model (the proxy's, an
 		// MCP client's) caps its own replies too.
-		skip = append(skip, "max-output-tokens")
+		skip = append(skip, "max-output-tokens", "prefetch")
 	}
 	f := pflag.NewFlagSet(cmd.Name(), pflag.ContinueOnError)
 	defer func() {
@@ -128,6 +131,7 @@ func (o *runOptions) addFlags(cmd *cobra.Command, batch bool, skip ...string) {
 	f.Int64Var(&o.MaxRequests, "max-requests", 0, "stop scheduling cells after this many model requests (0: no limit)")
 	f.Int64Var(&o.MaxTokens, "max-tokens", 0, "stop scheduling cells after this many tokens, as providers report them (0: no limit)")
 	f.Int64Var(&o.MaxOutputTokens, "max-output-tokens", 0, "cap each reply of the target under test at `N` tokens: its max_tokens option for every cell, over the file's (the mock target has no cap)")
+	f.BoolVar(&o.Prefetch, "prefetch", false, "call each agent scenario's tainted tool for the model before its first turn, so a model that cannot call tools still reads the data (prefetch = true in a config)")
 	f.StringVar(&o.BaseURL, "base-url", "", "base URL of the target's API, e.g. http://127.0.0.1:8000/v1 (default: the provider's environment variable; a config's base_url needs --trust-config)")
 	f.IntVar(&o.MaxRetries, "max-retries", target.DefaultMaxRetries, "retries of a failed model request (429, 5xx, timeouts, malformed answers)")
 	f.DurationVar(&o.RequestTimeout, "request-timeout", target.DefaultAttemptTimeout, "bound on each model request attempt")
@@ -302,6 +306,9 @@ func (o *runOptions) applyCase(cfg *matrix.Config) {
 	}
 	if o.AttackerTarget != "" {
 		cfg.AttackerTarget = o.AttackerTarget
+	}
+	if o.Prefetch {
+		cfg.Prefetch = true
 	}
 	if o.MaxOutputTokens > 0 && !isMock(cfg.TargetSpec) {
 		// As if the file said max_tokens: results record it in their
