@@ -52,8 +52,8 @@ type runOptions struct {
 	// Prefetch is --prefetch: the harness reads each agent scenario's
 	// tainted data for the model before its first turn.
 	Prefetch bool
-	Quiet           bool
-	Cache           string
+	Quiet    bool
+	Cache    string
 
 	BaseURL        string
 	MaxRetries     int
