@@ -33,13 +33,21 @@ var (
 func python(t *testing.T) string {
 	t.Helper()
 	venvOnce.Do(func() { venvPy, venvErr = setupVenv() })
-	if venvErr != "" {
-		if os.Getenv("PIKIT_REQUIRE_AGENTS") == "1" {
-			t.Fatalf("real-agent suite: %s", venvErr)
-		}
-		t.Skipf("real-agent suite skipped: %s (set PIKIT_REQUIRE_AGENTS=1 to make this a failure)", venvErr)
-	}
+	unavailable(t, "real-agent", "PIKIT_REQUIRE_AGENTS", venvErr)
 	return venvPy
+}
+
+// unavailable skips the test when what a suite needs could not be set up
+// (why is not ""), or fails it when the variable require is 1.
+func unavailable(t *testing.T, suite, require, why string) {
+	t.Helper()
+	if why == "" {
+		return
+	}
+	if os.Getenv(require) == "1" {
+		t.Fatalf("%s suite: %s", suite, why)
+	}
+	t.Skipf("%s suite skipped: %s (set %s=1 to make this a failure)", suite, why, require)
 }
 
 func setupVenv() (string, string) {

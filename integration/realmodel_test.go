@@ -67,12 +67,7 @@ func TestMain(m *testing.M) {
 func realModel(t *testing.T) string {
 	t.Helper()
 	modelOnce.Do(func() { modelURL, modelErr = startModel() })
-	if modelErr != "" {
-		if os.Getenv("PIKIT_REQUIRE_MODEL") == "1" {
-			t.Fatalf("real-model suite: %s", modelErr)
-		}
-		t.Skipf("real-model suite skipped: %s (set PIKIT_REQUIRE_MODEL=1 to make this a failure)", modelErr)
-	}
+	unavailable(t, "real-model", "PIKIT_REQUIRE_MODEL", modelErr)
 	return modelURL
 }
 

@@ -250,12 +250,8 @@ func runMCPServe(cmd *cobra.Command, streams IO, o *mcpServeOptions) error {
 		return usage(fmt.Errorf("the config plans %d cells; pikit mcp serve serves one: narrow it with --agent, --attack, --defense and --channel (pikit mcp run runs them all)", n))
 	}
 	cell := grid.Cell(0)
-	if !o.TrustConfig {
-		if keys := cell.Config.OutsidePaths(); len(keys) > 0 {
-			c := cell.Config
-			return usage(&matrix.Error{File: c.Source, Line: c.Line(keys[0]), Case: c.CaseID, Key: keys[0],
-				Msg: "the path leaves the config's directory (symbolic links followed): a file may not choose what pikit reads (and serves to a client) or writes elsewhere; move the file beside the config, or give --trust-config"})
-		}
+	if refused := outsidePaths(cell.Config, "serves to a client"); len(refused) > 0 && !o.TrustConfig {
+		return usage(refused[0])
 	}
 	if cell.Attack.Name == attack.AdaptiveName {
 		return usage(errors.New("mcp serve serves one fixed cell, and an adaptive search runs your agent once a round: use pikit mcp run, which starts it for each round"))

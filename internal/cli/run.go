@@ -733,10 +733,7 @@ func (o *runOptions) refusals(src matrix.Source, eps []endpoint) []*matrix.Error
 	}
 	var out []*matrix.Error
 	for _, cfg := range matrix.Configs(src) {
-		for _, key := range cfg.OutsidePaths() {
-			out = append(out, &matrix.Error{File: cfg.Source, Line: cfg.Line(key), Case: cfg.CaseID, Key: key,
-				Msg: "the path leaves the config's directory (symbolic links followed): a file may not choose what pikit reads (and sends to a model) or writes elsewhere; move the file beside the config, or give --trust-config"})
-		}
+		out = append(out, outsidePaths(cfg, "sends to a model")...)
 	}
 	for _, e := range eps {
 		if e.untrusted != nil {
@@ -744,6 +741,17 @@ func (o *runOptions) refusals(src matrix.Source, eps []endpoint) []*matrix.Error
 		}
 	}
 	return append(out, o.refused...)
+}
+
+// outsidePaths refuses each path of cfg that leaves its file's directory
+// (carrier_path, output_path); use says where what pikit reads goes.
+func outsidePaths(cfg *matrix.Config, use string) []*matrix.Error {
+	var out []*matrix.Error
+	for _, key := range cfg.OutsidePaths() {
+		out = append(out, &matrix.Error{File: cfg.Source, Line: cfg.Line(key), Case: cfg.CaseID, Key: key,
+			Msg: "the path leaves the config's directory (symbolic links followed): a file may not choose what pikit reads (and " + use + ") or writes elsewhere; move the file beside the config, or give --trust-config"})
+	}
+	return out
 }
 
 // trustCheck refuses a run that reads or writes a path, sends requests
