@@ -158,6 +158,8 @@ async function complete(req) {
   }));
   const finish = calls.length ? "tool_calls" : res.metadata.stopReason === "maxTokens" ? "length" : "stop";
   const prompt = (req.messages || []).map((m) => text(m.content)).join("\n");
+  const promptTokens = model.tokenize(prompt).length;
+  const completionTokens = model.tokenize(res.response).length;
   return {
     id: `chatcmpl-${++served}`,
     object: "chat.completion",
@@ -171,9 +173,9 @@ async function complete(req) {
       },
     ],
     usage: {
-      prompt_tokens: model.tokenize(prompt).length,
-      completion_tokens: model.tokenize(res.response).length,
-      total_tokens: 0,
+      prompt_tokens: promptTokens,
+      completion_tokens: completionTokens,
+      total_tokens: promptTokens + completionTokens,
     },
   };
 }
