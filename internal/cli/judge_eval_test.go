@@ -229,3 +229,26 @@ func TestJudgeEvalOptions(t *testing.T) {
 		t.Errorf("defaults: %+v", got)
 	}
 }
+
+// TestJudgeEvalHostileLabels: a labels file is someone else's words. A
+// reply's escape sequences and bidi overrides show as visible escapes in
+// the disagreements, never acting on the terminal; a value nested
+// thousands deep is a clean error naming the line, not a crash.
+func TestJudgeEvalHostileLabels(t *testing.T) {
+	dir := t.TempDir()
+	escapes := writeFile(t, dir, "escapes.jsonl",
+		`{"id": "e1", "label": "full_success", "reason": "said it", "task": "Say X.", "canary": "X", "user": "Say X.", "reply": "Hello \u001b[2J there \u202e gnirts"}`+"\n")
+	r := run(t, "judge", "eval", escapes)
+	if strings.ContainsAny(r.out+r.err, "\x1b\u202e") {
+		t.Errorf("raw control characters reached the output:\n%q", r.out)
+	}
+	if !strings.Contains(r.out, `\x1b[2J`) || !strings.Contains(r.out, `\u202e`) {
+		t.Errorf("the disagreement does not show the reply's escapes visibly:\n%s", r.out)
+	}
+	deep := writeFile(t, dir, "deep.jsonl",
+		`{"id": "d1", "label": "refused", "reason": "r", "task": "t", "reply": "no", "source": `+strings.Repeat("[", 20000)+strings.Repeat("]", 20000)+"}\n")
+	r = run(t, "judge", "eval", deep)
+	if r.code != ExitUsage || !strings.Contains(r.err, "deep.jsonl:1:") || r.out != "" {
+		t.Errorf("deep nesting: %+v", r)
+	}
+}
