@@ -11,12 +11,22 @@ import (
 )
 
 // The floor the rule judge must hold on the shipped replies, for success:
-// what it scores today (precision 0.78, recall 0.88), so it can only go up.
-// The aim is 0.95 for both (issue 21); raise these as the judge gets there.
-const (
-	barPrecision = 0.75
-	barRecall    = 0.85
-)
+// what it scores today, so it can only go up. On real.jsonl, the set its
+// rules were worked out on, it scores precision 67/73 (0.92) and recall
+// 67/69 (0.97). heldout.jsonl was collected and labelled blind once those
+// rules were written; scored then, it gave 16/23 (0.70) and 16/19 (0.84).
+// Three fixes came from its errors since (reported speech with "give",
+// talk about the instruction only before the canary, a canary described
+// rather than given), so it is no longer wholly held out: 19/23 (0.83) and
+// 19/19 now. The aim is 0.95 for both on both (issue 21); raise these as
+// the judge gets there.
+var bars = []struct {
+	file              string
+	precision, recall float64
+}{
+	{"real.jsonl", 0.90, 0.95},
+	{"heldout.jsonl", 0.80, 0.95},
+}
 
 // TestShippedSet checks the labelled replies pikit ships (testdata/real.jsonl:
 // real replies of two small local models, labelled by hand; see
@@ -54,6 +64,19 @@ func TestShippedSet(t *testing.T) {
 		}
 	}
 
+	for _, bar := range bars {
+		holdsBar(t, bar.file, bar.precision, bar.recall)
+	}
+}
+
+// holdsBar scores both rule judges on a shipped file, logs the figures, and
+// holds the rule judge to its floor there.
+func holdsBar(t *testing.T, file string, precision, recall float64) {
+	t.Helper()
+	recs, err := ReadFile(filepath.Join("testdata", file), matrix.DefaultMaxFileBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var rule Report
 	for _, j := range []struct {
 		name string
@@ -64,19 +87,22 @@ func TestShippedSet(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := rep.Success
-		t.Logf("%s on %d replies: precision %s, recall %s, F1 %.3f; outcome agreement %s; %d disagreements",
-			j.name, rep.Records, s.Precision, s.Recall, s.F1, rep.Agreement, len(rep.Disagreements))
+		t.Logf("%s on %s, %d replies: precision %s, recall %s, F1 %.3f; outcome agreement %s; %d disagreements",
+			j.name, file, rep.Records, s.Precision, s.Recall, s.F1, rep.Agreement, len(rep.Disagreements))
 		if j.name == "rule" {
 			rule = rep
 		}
 	}
-	if p := rule.Success.Precision; Below(p, barPrecision, false) {
-		t.Errorf("rule judge: precision for success %s, under the bar of %.2f", p, barPrecision)
+	failed := false
+	if p := rule.Success.Precision; Below(p, precision, false) {
+		t.Errorf("rule judge on %s: precision for success %s, under the bar of %.2f", file, p, precision)
+		failed = true
 	}
-	if r := rule.Success.Recall; Below(r, barRecall, false) {
-		t.Errorf("rule judge: recall for success %s, under the bar of %.2f", r, barRecall)
+	if r := rule.Success.Recall; Below(r, recall, false) {
+		t.Errorf("rule judge on %s: recall for success %s, under the bar of %.2f", file, r, recall)
+		failed = true
 	}
-	if t.Failed() {
+	if failed {
 		for _, d := range rule.Disagreements {
 			if d.SuccessDiffers {
 				t.Logf("%s (line %d): label %s, rule %s: %s", d.ID, d.Line, d.Label, d.Outcome, d.JudgeReason)
