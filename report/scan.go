@@ -510,6 +510,16 @@ func csvResult(col map[string]int, rec []string) (matrix.Result, error) {
 	if s := get("signals"); s != "" {
 		res.Signals = strings.Split(s, ";")
 	}
+	// What the verdict was judged against, when the file says.
+	if payload, canary, args := get("payload"), get("canary"), get("sink_args"); payload != "" || canary != "" || args != "" {
+		j := &matrix.JudgedAgainst{Task: res.Task, Payload: payload, Canary: canary, RequireSink: flag("require_sink", false)}
+		if args != "" {
+			if err := json.Unmarshal([]byte(args), &j.SinkArgs); err != nil {
+				return res, fmt.Errorf("column \"sink_args\": want a JSON object of strings, got %s", describeCell(args))
+			}
+		}
+		res.JudgedAgainst = j
+	}
 	normalize(&res)
 	return res, nil
 }

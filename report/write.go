@@ -203,6 +203,8 @@ var CSVColumns = []string{
 	"reason", "signals", "final_text", "timestamp",
 	"key", "outcome", "case_id", "case_description", "task", "repeat_index", "seed", "run_id",
 	"latency_ms", "prompt_tokens", "completion_tokens", "error",
+	"model_latency_ms", "attempts", "retries",
+	"payload", "canary", "sink_args", "require_sink",
 }
 
 // CSVOptions are the choices of the CSV writers.
@@ -299,7 +301,22 @@ func (w *csvWriter) Write(r matrix.Result) error {
 		r.Key, string(r.Outcome), r.CaseID, r.CaseDescription, r.Task, strconv.Itoa(r.RepeatIndex),
 		strconv.FormatInt(r.Seed, 10), r.RunID, strconv.FormatInt(r.LatencyMS, 10),
 		strconv.Itoa(r.Usage.PromptTokens), strconv.Itoa(r.Usage.CompletionTokens), r.Error,
+		strconv.FormatInt(r.ModelLatencyMS, 10), strconv.Itoa(r.Attempts), strconv.Itoa(r.Retries),
 	)
+	// What the verdict was judged against, so a CSV file can be re-scored.
+	if j := r.JudgedAgainst; j != nil {
+		args := ""
+		if len(j.SinkArgs) > 0 {
+			b, err := json.Marshal(j.SinkArgs)
+			if err != nil {
+				return err
+			}
+			args = string(b)
+		}
+		w.row = append(w.row, j.Payload, j.Canary, args, strconv.FormatBool(j.RequireSink))
+	} else {
+		w.row = append(w.row, "", "", "", "")
+	}
 	if !w.raw {
 		for i, c := range w.row {
 			w.row[i] = NeutralizeCSV(c)
