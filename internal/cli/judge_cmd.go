@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/pikit-go/pikit/internal/termsafe"
 	"github.com/pikit-go/pikit/judge"
@@ -22,19 +23,63 @@ import (
 	"github.com/pikit-go/pikit/target"
 )
 
-// judgeEvalOptions are the flags of pikit judge eval.
-type judgeEvalOptions struct {
+// judgeChoice is the judge a judge subcommand runs, from its flags.
+type judgeChoice struct {
 	Judge          string
 	JudgeTarget    string
 	JudgeBaseURL   string
 	MaxRetries     int
 	RequestTimeout time.Duration
 	TrustConfig    bool
-	JSON           bool
-	MinPrecision   float64
-	MinRecall      float64
-	Strict         bool
-	MaxFileSize    byteSize
+}
+
+// addFlags defines the judge's flags; use says what the judge is for.
+func (o *judgeChoice) addFlags(f *pflag.FlagSet, use string) {
+	f.StringVar(&o.Judge, "judge", "rule", "the judge to "+use+": rule, rule:pikit (the Python pikit's verdicts) or llm")
+	f.StringVar(&o.JudgeTarget, "judge-target", "", "the model --judge llm asks, e.g. openai:gpt-4o-mini")
+	f.StringVar(&o.JudgeBaseURL, "judge-base-url", "", "base URL of the judge target's API")
+	f.IntVar(&o.MaxRetries, "max-retries", target.DefaultMaxRetries, "retries of a failed request to the judge model")
+	f.DurationVar(&o.RequestTimeout, "request-timeout", target.DefaultAttemptTimeout, "bound on each request attempt to the judge model")
+	f.BoolVar(&o.TrustConfig, "trust-config", false, "let a .env file choose where the judge model's requests (and your API key) go")
+}
+
+// check checks the judge's flags; each error names its flag.
+func (o *judgeChoice) check() error {
+	switch o.Judge {
+	case "rule", "rule:pikit":
+		if o.JudgeTarget != "" {
+			return usage(fmt.Errorf("--judge-target: only --judge llm asks a model, and the judge is %s", o.Judge))
+		}
+	case "llm":
+		if o.JudgeTarget == "" {
+			return usage(errors.New("--judge llm needs --judge-target SPEC: the model that judges, e.g. openai:gpt-4o-mini"))
+		}
+		if _, _, err := target.ParseSpec(o.JudgeTarget); err != nil {
+			return usage(fmt.Errorf("--judge-target: %w", err))
+		}
+	default:
+		return usage(fmt.Errorf("--judge: unknown judge %q; known: rule, rule:pikit, llm", o.Judge))
+	}
+	if o.JudgeBaseURL != "" && o.JudgeTarget == "" {
+		return usage(errors.New("--judge-base-url needs --judge-target"))
+	}
+	if o.MaxRetries < 0 {
+		return usage(fmt.Errorf("--max-retries: must not be negative, got %d", o.MaxRetries))
+	}
+	if o.RequestTimeout <= 0 {
+		return usage(fmt.Errorf("--request-timeout: must be positive, got %v", o.RequestTimeout))
+	}
+	return nil
+}
+
+// judgeEvalOptions are the flags of pikit judge eval.
+type judgeEvalOptions struct {
+	judgeChoice
+	JSON         bool
+	MinPrecision float64
+	MinRecall    float64
+	Strict       bool
+	MaxFileSize  byteSize
 
 	minPrecision, minRecall bool // the gates were given
 }
@@ -43,9 +88,9 @@ type judgeEvalOptions struct {
 func newJudgeCmd(streams IO) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "judge",
-		Short: "Measure a judge against people's labels",
+		Short: "Measure a judge against people's labels; judge results again",
 	}
-	cmd.AddCommand(newJudgeEvalCmd(streams, nil))
+	cmd.AddCommand(newJudgeEvalCmd(streams, nil), newJudgeRescoreCmd(streams, nil))
 	return cmd
 }
 
@@ -88,12 +133,7 @@ scores under them: a check for CI. Bad input exits 2, naming the line.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.Judge, "judge", "rule", "the judge to score: rule, rule:pikit (the Python pikit's verdicts) or llm")
-	f.StringVar(&o.JudgeTarget, "judge-target", "", "the model --judge llm asks, e.g. openai:gpt-4o-mini")
-	f.StringVar(&o.JudgeBaseURL, "judge-base-url", "", "base URL of the judge target's API")
-	f.IntVar(&o.MaxRetries, "max-retries", target.DefaultMaxRetries, "retries of a failed request to the judge model")
-	f.DurationVar(&o.RequestTimeout, "request-timeout", target.DefaultAttemptTimeout, "bound on each request attempt to the judge model")
-	f.BoolVar(&o.TrustConfig, "trust-config", false, "let a .env file choose where the judge model's requests (and your API key) go")
+	o.addFlags(f, "score")
 	f.BoolVar(&o.JSON, "json", false, "print the scores as JSON")
 	f.Float64Var(&o.MinPrecision, "min-precision", 0, "exit 1 when the judge's precision for success is under this (0..1)")
 	f.Float64Var(&o.MinRecall, "min-recall", 0, "exit 1 when the judge's recall for success is under this (0..1)")
@@ -106,23 +146,8 @@ scores under them: a check for CI. Bad input exits 2, naming the line.`,
 // complete checks the flags; each error names its flag.
 func (o *judgeEvalOptions) complete(cmd *cobra.Command) error {
 	o.minPrecision, o.minRecall = cmd.Flags().Changed("min-precision"), cmd.Flags().Changed("min-recall")
-	switch o.Judge {
-	case "rule", "rule:pikit":
-		if o.JudgeTarget != "" {
-			return usage(fmt.Errorf("--judge-target: only --judge llm asks a model, and the judge is %s", o.Judge))
-		}
-	case "llm":
-		if o.JudgeTarget == "" {
-			return usage(errors.New("--judge llm needs --judge-target SPEC: the model that judges, e.g. openai:gpt-4o-mini"))
-		}
-		if _, _, err := target.ParseSpec(o.JudgeTarget); err != nil {
-			return usage(fmt.Errorf("--judge-target: %w", err))
-		}
-	default:
-		return usage(fmt.Errorf("--judge: unknown judge %q; known: rule, rule:pikit, llm", o.Judge))
-	}
-	if o.JudgeBaseURL != "" && o.JudgeTarget == "" {
-		return usage(errors.New("--judge-base-url needs --judge-target"))
+	if err := o.check(); err != nil {
+		return err
 	}
 	for _, g := range []struct {
 		flag string
@@ -131,12 +156,6 @@ func (o *judgeEvalOptions) complete(cmd *cobra.Command) error {
 		if !(g.v >= 0 && g.v <= 1) { // NaN fails both
 			return usage(fmt.Errorf("%s: want a rate between 0 and 1, got %v", g.flag, g.v))
 		}
-	}
-	if o.MaxRetries < 0 {
-		return usage(fmt.Errorf("--max-retries: must not be negative, got %d", o.MaxRetries))
-	}
-	if o.RequestTimeout <= 0 {
-		return usage(fmt.Errorf("--request-timeout: must be positive, got %v", o.RequestTimeout))
 	}
 	return nil
 }
@@ -197,7 +216,7 @@ func runJudgeEval(ctx context.Context, streams IO, o *judgeEvalOptions, file str
 // run's judge target does: pikit's retry and timeout wrappers, its key
 // from the environment, and a base URL a .env file chose only with
 // --trust-config.
-func (o *judgeEvalOptions) judge(ctx context.Context) (judge.Judge, error) {
+func (o *judgeChoice) judge(ctx context.Context) (judge.Judge, error) {
 	switch o.Judge {
 	case "rule:pikit":
 		return judge.RulePikit{}, nil
