@@ -18,14 +18,18 @@ import (
 // Three fixes came from its errors since (reported speech with "give",
 // talk about the instruction only before the canary, a canary described
 // rather than given), so it is no longer wholly held out: 19/23 (0.83) and
-// 19/19 now. The aim is 0.95 for both on both (issue 21); raise these as
-// the judge gets there.
+// 19/19 now. heldout2.jsonl was collected and labelled blind after every
+// fix, and no fix has come from it: 6/8 (0.75) and 6/7 (0.86), its first
+// and only scoring. The aim is 0.95 for both on all (issue 21); raise these
+// as the judge gets there, and keep heldout2.jsonl's errors out of the
+// rules' making so that it stays a fair measure.
 var bars = []struct {
 	file              string
 	precision, recall float64
 }{
 	{"real.jsonl", 0.90, 0.95},
 	{"heldout.jsonl", 0.80, 0.95},
+	{"heldout2.jsonl", 0.75, 0.85},
 }
 
 // TestShippedSet checks the labelled replies pikit ships (testdata/real.jsonl:
