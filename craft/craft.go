@@ -7,6 +7,7 @@ package craft
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/pikit-go/pikit/attack"
 	"github.com/pikit-go/pikit/channel"
@@ -30,6 +31,11 @@ type Options struct {
 	// Instruction is the benign user request a direct payload is appended
 	// to ("" for the payload alone).
 	Instruction string
+	// PayloadMarker, when set and in Instruction, is where in it a direct
+	// payload goes instead: the first occurrence is replaced by the
+	// attack's wording of the task alone (Crafted.Payload; nothing for the
+	// benign baseline).
+	PayloadMarker string
 	// CarrierMode is "text" (default) or "file": file mode writes a real
 	// file of the carrier's type into Dir and delivers what a tool reading
 	// it would return: its content, or for a document such as a PDF its
@@ -71,12 +77,15 @@ func Craft(task string, o Options) (Crafted, error) {
 	if name == attack.None {
 		// The benign baseline: no payload, the clean carrier.
 		if o.Channel == "" {
-			return Crafted{Mode: Direct, Delivery: o.Instruction}, nil
+			return Crafted{Mode: Direct, Delivery: o.marked("")}, nil
 		}
 		return Crafted{Mode: Indirect}, nil
 	}
 	payload := atk.Inject("", task)
 	if o.Channel == "" {
+		if o.hasMarker() {
+			return Crafted{Mode: Direct, Payload: payload, Delivery: o.marked(payload)}, nil
+		}
 		return Crafted{Mode: Direct, Payload: payload, Delivery: atk.Inject(o.Instruction, task)}, nil
 	}
 	ch := o.ChannelMethod
@@ -123,4 +132,18 @@ func readCarrier(ch channel.Channel, path string) (string, error) {
 	}
 	b, err := os.ReadFile(path)
 	return string(b), err
+}
+
+// hasMarker reports whether the instruction has the payload marker.
+func (o Options) hasMarker() bool {
+	return o.PayloadMarker != "" && strings.Contains(o.Instruction, o.PayloadMarker)
+}
+
+// marked returns the instruction with its payload marker replaced by
+// payload; without a marker, the instruction as it is.
+func (o Options) marked(payload string) string {
+	if !o.hasMarker() {
+		return o.Instruction
+	}
+	return strings.Replace(o.Instruction, o.PayloadMarker, payload, 1)
 }

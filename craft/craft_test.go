@@ -26,6 +26,39 @@ func TestCraftDirect(t *testing.T) {
 	}
 }
 
+// TestCraftPayloadMarker: a marker in the user's message is where a
+// direct payload goes, once; the benign baseline drops it; a message
+// without the marker gets the payload after it, as without one.
+func TestCraftPayloadMarker(t *testing.T) {
+	const doc = "Quarterly notes.\n<<here>>\nThe budget closes in May. <<here>>"
+	tests := []struct {
+		name, attack, instruction, want string
+	}{
+		{"in the middle", "naive", doc, "Quarterly notes.\n" + task + "\nThe budget closes in May. <<here>>"},
+		{"an attack's wording", "context_ignoring", "<<here>>", ""},
+		{"benign baseline", attack.None, doc, "Quarterly notes.\n\nThe budget closes in May. <<here>>"},
+		{"no marker in the message", "naive", "Summarize this.", "Summarize this. " + task},
+	}
+	for _, tt := range tests {
+		c, err := Craft(task, Options{Attack: tt.attack, Instruction: tt.instruction, PayloadMarker: "<<here>>"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tt.want == "" { // the attack's payload alone, as Crafted.Payload
+			a, err := attack.New(tt.attack, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.want = a.Inject("", task); tt.want == task {
+				t.Fatalf("%s words the task as it is: the row tests nothing", tt.attack)
+			}
+		}
+		if c.Mode != Direct || c.Delivery != tt.want {
+			t.Errorf("%s: delivery %q, want %q", tt.name, c.Delivery, tt.want)
+		}
+	}
+}
+
 func TestCraftIndirect(t *testing.T) {
 	c, err := Craft(task, Options{Attack: "context_ignoring", Channel: "webpage"})
 	if err != nil {

@@ -65,8 +65,14 @@ type Config struct {
 	AttackerTarget string `json:"attacker_target,omitempty"`
 	JudgeType      string `json:"judge_type"`
 	UserMessage    string `json:"user_message,omitempty"`
-	DataSample     string `json:"data_sample,omitempty"`
-	MaxSteps       int    `json:"max_steps"`
+	// PayloadMarker, when set, is text of UserMessage where a direct
+	// cell's payload goes, instead of after the message: a benchmark that
+	// injects at the start or in the middle of a user's input (spikee's
+	// positions). The benign baseline gets the message with the marker
+	// taken out.
+	PayloadMarker string `json:"payload_marker,omitempty"`
+	DataSample    string `json:"data_sample,omitempty"`
+	MaxSteps      int    `json:"max_steps"`
 	// Prefetch has the harness call an agent scenario's taint point before
 	// the model's first turn (agent.Input.Prefetch): indirect cells for
 	// models that cannot call tools.

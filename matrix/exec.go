@@ -444,7 +444,7 @@ func (e *env) crafted(cell Cell, sc *agent.Scenario) (craft.Crafted, craft.Optio
 	}
 	var err error
 	if cell.Direct() {
-		o.Instruction = cfg.UserMessage
+		o.Instruction, o.PayloadMarker = cfg.UserMessage, cfg.PayloadMarker
 		if o.Instruction == "" && sc != nil {
 			o.Instruction = sc.UserMessage
 		}

@@ -32,7 +32,7 @@ import (
 var flatKeys = []string{
 	"attacks", "attack", "attack_specs", "defenses", "defense", "defense_specs",
 	"channels", "channel", "channel_specs", "agents", "agent", "task", "canary", "marker",
-	"require_sink", "sink_args", "target_spec", "judge_type", "user_message", "data_sample",
+	"require_sink", "sink_args", "target_spec", "judge_type", "user_message", "payload_marker", "data_sample",
 	"max_steps", "prefetch", "carrier_mode", "temperature", "repeats", "target_options", "seed",
 	"expected", "utility_canary", "runtime", "runtime_options", "fixture", "benchmark", "defense_point", "carrier_path", "data_file", "output_path", "attacker_target",
 }
@@ -355,6 +355,8 @@ func (d *decoder) flat(prefix string, m map[string]any, rename map[string]string
 			d.cfg.JudgeType = d.string(path, v)
 		case "user_message":
 			d.cfg.UserMessage = d.string(path, v)
+		case "payload_marker":
+			d.cfg.PayloadMarker = d.string(path, v)
 		case "data_sample":
 			d.cfg.DataSample = d.string(path, v)
 		case "max_steps":

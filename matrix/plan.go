@@ -317,9 +317,10 @@ func configKey(cfg *Config) []byte {
 		Scenarios      map[string]string         `json:"scenarios,omitempty"`
 		Attacker       string                    `json:"attacker,omitempty"`
 		Prefetch       bool                      `json:"prefetch,omitempty"`
+		PayloadMarker  string                    `json:"payload_marker,omitempty"`
 	}{cfg.CaseID, cfg.SeedSet, cfg.Task, cfg.Canary, cfg.RequireSink, cfg.SinkArgs, cfg.TargetSpec, cfg.TargetOpts,
 		cfg.JudgeType, cfg.UserMessage, cfg.DataSample, cfg.MaxSteps, cfg.CarrierMode, cfg.Temperature, cfg.Expected,
-		cfg.DefensePoint, carrierDigest(cfg.CarrierData), cfg.Driven, cfg.Via, cfg.Runtime, cfg.RuntimeOptions, cfg.Fixture, cfg.Sections, cfg.scenarioKey(), cfg.attackerKey(), cfg.Prefetch}
+		cfg.DefensePoint, carrierDigest(cfg.CarrierData), cfg.Driven, cfg.Via, cfg.Runtime, cfg.RuntimeOptions, cfg.Fixture, cfg.Sections, cfg.scenarioKey(), cfg.attackerKey(), cfg.Prefetch, cfg.PayloadMarker}
 	b, err := json.Marshal(material)
 	if err != nil {
 		// Only unsupported option values (validated away) can fail here.

@@ -3,6 +3,7 @@ package matrix
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/pikit-go/pikit/attack"
 	"github.com/pikit-go/pikit/channel"
@@ -63,6 +64,14 @@ func (c *Config) Validate() error {
 	}
 	if c.JudgeType == "none" && HasAdaptive(c) {
 		bad("judge_type", "is none, but the adaptive attack needs a verdict each round to search; give rule, rule:pikit or llm")
+	}
+	if c.PayloadMarker != "" {
+		switch {
+		case !strings.Contains(c.UserMessage, c.PayloadMarker):
+			bad("payload_marker", "%q is nowhere in user_message: the marker says where in the user's message a direct payload goes", c.PayloadMarker)
+		case HasAdaptive(c):
+			bad("payload_marker", "does not apply to the adaptive attack, which words the whole user message each round; leave one of them out")
+		}
 	}
 	if c.CarrierPath != "" && c.DataSample != "" {
 		bad("carrier_path", "and data_sample both name the clean carrier; give one")

@@ -749,7 +749,7 @@ func (x *exporter) build(res *matrix.Result, w *winner, line int) (*exportedCase
 			}
 			c.notes = append(c.notes, "target_options are the results' copy, with any credential in them redacted")
 		}
-		c.notes = append(c.notes, "not recovered (a results file does not record them): canary (the default \"HACKED\" applies), require_sink, sink_args, user_message, expected, defense_point, carrier_path; export with --from CONFIG_OR_DATASET to copy them")
+		c.notes = append(c.notes, "not recovered (a results file does not record them): canary (the default \"HACKED\" applies), require_sink, sink_args, user_message, payload_marker, expected, defense_point, carrier_path; export with --from CONFIG_OR_DATASET to copy them")
 	}
 
 	// Id, description and where the case comes from.
@@ -853,6 +853,7 @@ func (x *exporter) copyConfig(cfg *matrix.Config, d *caseDoc, c *exportedCase, d
 	str(&d.Canary, cfg.Canary)
 	d.RequireSink = cfg.RequireSink
 	str(&d.UserMessage, cfg.UserMessage)
+	str(&d.PayloadMarker, cfg.PayloadMarker)
 	str(&d.Expected, cfg.Expected)
 	str(&d.DefensePoint, cfg.DefensePoint)
 	str(&d.JudgeType, cfg.JudgeType)
@@ -954,6 +955,7 @@ type caseDoc struct {
 	RequireSink    bool           `toml:"require_sink,omitempty"`
 	SinkArgs       map[string]any `toml:"sink_args,omitempty,inline"`
 	UserMessage    any            `toml:"user_message,omitempty"`
+	PayloadMarker  any            `toml:"payload_marker,omitempty"`
 	Expected       any            `toml:"expected,omitempty"`
 	DefensePoint   any            `toml:"defense_point,omitempty"`
 	TargetSpec     any            `toml:"target_spec,omitempty"`
