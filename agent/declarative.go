@@ -84,12 +84,17 @@ func ParseScenario(name string, m map[string]any) (*Scenario, []Problem) {
 			bad(k, "unknown key in a scenario%s; valid keys: %s", suggest.Hint(k, scenarioKeys), strings.Join(scenarioKeys, ", "))
 		}
 	}
+	// A scenario with no taint point is a chat: the payload comes in the
+	// user's message, and it needs no tools.
 	rawTools, ok := m["tools"].([]any)
 	if !ok {
-		if _, present := m["tools"]; present {
+		_, present := m["tools"]
+		_, tainted := m["taint"]
+		switch {
+		case present:
 			bad("tools", "want an array of tables ([[scenarios.%s.tools]]), got %s", name, method.Describe(m["tools"]))
-		} else {
-			bad("tools", "a scenario needs tools: add [[scenarios.%s.tools]] tables", name)
+		case tainted:
+			bad("tools", "a scenario with a taint point needs tools: add [[scenarios.%s.tools]] tables, the taint point among them", name)
 		}
 	}
 	var taintTool *Tool

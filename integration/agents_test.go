@@ -4,18 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/pikit-go/pikit/internal/cli"
 	"github.com/pikit-go/pikit/proxy"
@@ -51,41 +47,7 @@ func unavailable(t *testing.T, suite, require, why string) {
 }
 
 func setupVenv() (string, string) {
-	sys, err := exec.LookPath("python3")
-	if err != nil {
-		return "", "python3 is not on PATH; the suite needs Python 3.9+ and PyPI"
-	}
-	req, err := os.ReadFile(filepath.Join("testdata", "agents", "requirements.txt"))
-	if err != nil {
-		return "", err.Error()
-	}
-	dir := os.Getenv("PIKIT_AGENTS_VENV")
-	if dir == "" {
-		cache, err := os.UserCacheDir()
-		if err != nil {
-			cache = os.TempDir()
-		}
-		sum := sha256.Sum256(req)
-		dir = filepath.Join(cache, "pikit", "agents-venv-"+hex.EncodeToString(sum[:6]))
-	}
-	py := filepath.Join(dir, "bin", "python")
-	ready := filepath.Join(dir, ".pikit-ready")
-	if _, err := os.Stat(ready); err == nil {
-		return py, ""
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	if out, err := exec.CommandContext(ctx, sys, "-m", "venv", "--clear", dir).CombinedOutput(); err != nil {
-		return "", "creating a virtual environment failed: " + lastLines(out)
-	}
-	pip := exec.CommandContext(ctx, py, "-m", "pip", "install", "--disable-pip-version-check", "-q", "-r", filepath.Join("testdata", "agents", "requirements.txt"))
-	if out, err := pip.CombinedOutput(); err != nil {
-		return "", "pip install of the agent frameworks failed (is PyPI reachable?): " + lastLines(out)
-	}
-	if err := os.WriteFile(ready, req, 0o644); err != nil {
-		return "", err.Error()
-	}
-	return py, ""
+	return pipVenv("agents-venv", "PIKIT_AGENTS_VENV", filepath.Join("testdata", "agents", "requirements.txt"))
 }
 
 func lastLines(b []byte) string {

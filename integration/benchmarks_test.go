@@ -1,0 +1,225 @@
+package integration
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pelletier/go-toml/v2"
+)
+
+var (
+	benchOnce sync.Once
+	benchPy   string
+	benchErr  string
+)
+
+// benchPython returns the interpreter of a virtual environment holding the
+// benchmarks' own packages (testdata/benchmarks/requirements.txt, installed
+// from PyPI once and cached by the file's hash), or skips the test (fails
+// it under PIKIT_REQUIRE_BENCHMARKS=1, as .ci/run sets it).
+func benchPython(t *testing.T) string {
+	t.Helper()
+	benchOnce.Do(func() {
+		benchPy, benchErr = pipVenv("bench-venv", "PIKIT_BENCH_VENV", filepath.Join("testdata", "benchmarks", "requirements.txt"), "--no-deps")
+	})
+	unavailable(t, "benchmark", "PIKIT_REQUIRE_BENCHMARKS", benchErr)
+	return benchPy
+}
+
+// pipVenv makes (or finds, cached in the user's cache directory under
+// name and the requirements' hash, or at $env) a virtual environment with
+// the requirements installed, and returns its interpreter, or why it could
+// not.
+func pipVenv(name, env, requirements string, pipArgs ...string) (string, string) {
+	sys, err := exec.LookPath("python3")
+	if err != nil {
+		return "", "python3 is not on PATH; the suite needs Python 3.9+ and PyPI"
+	}
+	req, err := os.ReadFile(requirements)
+	if err != nil {
+		return "", err.Error()
+	}
+	dir := os.Getenv(env)
+	if dir == "" {
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			cache = os.TempDir()
+		}
+		sum := sha256.Sum256(req)
+		dir = filepath.Join(cache, "pikit", name+"-"+hex.EncodeToString(sum[:6]))
+	}
+	py := filepath.Join(dir, "bin", "python")
+	ready := filepath.Join(dir, ".pikit-ready")
+	if _, err := os.Stat(ready); err == nil {
+		return py, ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, sys, "-m", "venv", "--clear", dir).CombinedOutput(); err != nil {
+		return "", "creating a virtual environment failed: " + lastLines(out)
+	}
+	args := append([]string{"-m", "pip", "install", "--disable-pip-version-check", "-q"}, pipArgs...)
+	pip := exec.CommandContext(ctx, py, append(args, "-r", requirements)...)
+	if out, err := pip.CombinedOutput(); err != nil {
+		return "", "pip install of " + requirements + " failed (is PyPI reachable?): " + lastLines(out)
+	}
+	if err := os.WriteFile(ready, req, 0o644); err != nil {
+		return "", err.Error()
+	}
+	return py, ""
+}
+
+// spikeeEntry is what spikee generate writes per entry, in part.
+type spikeeEntry struct {
+	LongID        string `json:"long_id"`
+	Content       string `json:"content"`
+	SystemMessage string `json:"system_message"`
+	JudgeName     string `json:"judge_name"`
+}
+
+// TestSpikeeEqualsUpstream generates datasets from spikee's own seed
+// folders with spikee's own generator (the PyPI package, pinned) and
+// imports the same folders with pikit: every entry is a case with its id,
+// and the case sends the target, word for word, what spikee's entry holds,
+// under the same system message. Three runs: the default format
+// (user-input) on the seed folder spikee's README uses; full-prompt with
+// the system message and standalone attacks; all three positions on the
+// small test folder, whose documents include one with a placeholder.
+func TestSpikeeEqualsUpstream(t *testing.T) {
+	py := benchPython(t)
+	out, err := exec.Command(py, "-c", "import os, spikee; print(os.path.dirname(spikee.__file__))").Output()
+	if err != nil {
+		t.Fatalf("locating spikee's package: %v", err)
+	}
+	seeds := filepath.Join(strings.TrimSpace(string(out)), "data", "workspace", "datasets")
+	script, err := filepath.Abs(filepath.Join("testdata", "benchmarks", "spikee_generate.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		seed, format string
+		spikee, set  []string
+		want         int // entries spikee 0.9.2 generates
+	}{
+		{"seeds-cybersec-2026-01", "user-input", nil, nil, 742},
+		{"seeds-cybersec-2026-01", "full-prompt", []string{"--sys", "--standalone"}, []string{"system_message=true", "standalone=true"}, 1488},
+		{"seeds-mini-test", "user-input", []string{"--positions=start,middle,end"}, []string{"positions=start,middle,end"}, 0},
+	} {
+		name := tc.seed + "-" + tc.format + strings.Join(tc.spikee, "")
+		t.Run(name, func(t *testing.T) {
+			work := t.TempDir()
+			seed := filepath.Join(seeds, tc.seed)
+			gen := exec.Command(py, append([]string{script, seed, tc.format}, tc.spikee...)...)
+			gen.Dir = work
+			path, err := gen.Output()
+			if err != nil {
+				t.Fatalf("spikee's generator: %v", err)
+			}
+			upstream := readSpikee(t, strings.TrimSpace(string(path)))
+			if tc.want > 0 && len(upstream) != tc.want {
+				t.Fatalf("spikee generated %d entries, want its own count %d", len(upstream), tc.want)
+			}
+
+			ds := filepath.Join(work, "spikee.toml")
+			args := []string{"import", "spikee", seed, "-o", ds, "--set", "format=" + tc.format}
+			for _, s := range tc.set {
+				args = append(args, "--set", s)
+			}
+			pikit(t, args...)
+			cases, scenarios := readImported(t, ds)
+			if len(cases) != len(upstream) {
+				t.Errorf("pikit imported %d cases, spikee generated %d entries", len(cases), len(upstream))
+			}
+			differ := 0
+			for id, e := range upstream {
+				c, ok := cases[id]
+				if !ok {
+					t.Errorf("spikee's entry %s is no case of pikit's", id)
+					continue
+				}
+				sent := c.Task
+				if c.PayloadMarker != "" {
+					sent = strings.Replace(c.UserMessage, c.PayloadMarker, c.Task, 1)
+				}
+				system := scenarios[c.Agents[0]].System
+				if sent != e.Content || system != e.SystemMessage {
+					if differ++; differ <= 3 {
+						t.Errorf("%s: pikit sends %q under the system message %q; spikee %q under %q", id, sent, system, e.Content, e.SystemMessage)
+					}
+				}
+			}
+			if differ > 0 {
+				t.Errorf("%d of %d entries differ", differ, len(upstream))
+			}
+			t.Logf("%s %s: %d entries, equal", tc.seed, tc.format, len(upstream))
+		})
+	}
+}
+
+// readSpikee reads a dataset spikee generate wrote, by long id.
+func readSpikee(t *testing.T, path string) map[string]spikeeEntry {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out := map[string]spikeeEntry{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var e spikeeEntry
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		out[e.LongID] = e
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+type importedCase struct {
+	ID            string   `toml:"id"`
+	Agents        []string `toml:"agents"`
+	Task          string   `toml:"task"`
+	UserMessage   string   `toml:"user_message"`
+	PayloadMarker string   `toml:"payload_marker"`
+}
+
+type importedScenario struct {
+	System string `toml:"system"`
+}
+
+// readImported reads the cases (by id) and scenarios of a dataset pikit
+// import wrote.
+func readImported(t *testing.T, path string) (map[string]importedCase, map[string]importedScenario) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Scenarios map[string]importedScenario `toml:"scenarios"`
+		Cases     []importedCase              `toml:"cases"`
+	}
+	if err := toml.Unmarshal(data, &doc); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	cases := make(map[string]importedCase, len(doc.Cases))
+	for _, c := range doc.Cases {
+		cases[c.ID] = c
+	}
+	return cases, doc.Scenarios
+}
