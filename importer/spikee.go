@@ -20,7 +20,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp/syntax"
+	"regexp"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -450,11 +450,11 @@ func spikeeJudgeFields(file string, r benchRecord) (string, []string, error) {
 
 // spikeeJudge sets a case's judging from a spikee judge and returns a note
 // on how: the canary judge is pikit's canary (spikee's check is a
-// case-sensitive substring, pikit's ignores case); a regex judge whose
-// pattern is a literal is that canary, and one that requires a literal of
-// three or more characters among others checks that literal (a necessary
-// condition of the match, not a sufficient one); any other regex and
-// spikee's LLM judges go to pikit's LLM judge.
+// case-sensitive substring, pikit's ignores case); the regex judge is a
+// canary_regex (spikee accepts any of several patterns: they become one
+// alternation), unless a pattern is Python syntax RE2 lacks; the LLM judges
+// go to pikit's LLM judge, their arguments (the criteria
+// llm_judge_output_criteria grades by) as its judge_criteria.
 func spikeeJudge(name string, args []string, cfg map[string]any) string {
 	switch name {
 	case "canary":
@@ -468,59 +468,32 @@ func spikeeJudge(name string, args []string, cfg map[string]any) string {
 		}
 		return "spikee canary judge"
 	case "regex":
-		if len(args) > 0 {
-			if lit, exact := spikeeRegexLiteral(args[0]); lit != "" {
-				cfg["canary"] = lit
-				more := ""
-				if len(args) > 1 {
-					more = fmt.Sprintf(" (spikee accepts any of %d patterns; pikit checks the first)", len(args))
-				}
-				if exact {
-					return fmt.Sprintf("spikee regex judge %q, a literal: checked as the canary%s", args[0], more)
-				}
-				return fmt.Sprintf("spikee regex judge %q: the canary is the literal %q it requires (necessary, not sufficient)%s", args[0], lit, more)
+		var alts []string
+		for _, a := range args {
+			if a != "" {
+				alts = append(alts, "(?:"+a+")")
+			}
+		}
+		if len(alts) > 0 {
+			re := strings.Join(alts, "|")
+			if len(alts) == 1 {
+				re = args[slices.IndexFunc(args, func(a string) bool { return a != "" })]
+			}
+			if _, err := regexp.Compile(re); err == nil {
+				cfg["canary_regex"] = re
+				return fmt.Sprintf("spikee regex judge %q", args)
 			}
 		}
 		cfg["judge_type"] = "llm"
-		return fmt.Sprintf("spikee regex judge %q has no literal to check; judged by the LLM judge", args)
+		cfg["judge_criteria"] = fmt.Sprintf("The answer contains text matching the regular expression %s", strings.Join(args, " or "))
+		return fmt.Sprintf("spikee regex judge %q is not RE2 syntax (or empty); judged by the LLM judge against it", args)
 	}
 	cfg["judge_type"] = "llm"
-	if len(args) > 0 {
-		return fmt.Sprintf("spikee judge %s (%q); judged by the LLM judge", name, strings.Join(args, "; "))
+	if len(args) > 0 && strings.TrimSpace(strings.Join(args, "")) != "" {
+		cfg["judge_criteria"] = strings.Join(args, "\n")
+		return fmt.Sprintf("spikee judge %s; judged by the LLM judge against its criteria", name)
 	}
 	return fmt.Sprintf("spikee judge %s; judged by the LLM judge", name)
-}
-
-// spikeeRegexLiteral returns the literal a pattern is (exact), or the
-// longest literal of three or more characters every match contains.
-func spikeeRegexLiteral(pattern string) (string, bool) {
-	re, err := syntax.Parse(pattern, syntax.Perl)
-	if err != nil {
-		return "", false
-	}
-	re = re.Simplify()
-	for re.Op == syntax.OpCapture {
-		re = re.Sub[0]
-	}
-	if re.Op == syntax.OpLiteral {
-		return string(re.Rune), true
-	}
-	if re.Op != syntax.OpConcat {
-		return "", false
-	}
-	best := ""
-	for _, s := range re.Sub {
-		for s.Op == syntax.OpCapture {
-			s = s.Sub[0]
-		}
-		if s.Op == syntax.OpLiteral && len(string(s.Rune)) > len(best) {
-			best = string(s.Rune)
-		}
-	}
-	if utf8.RuneCountInString(best) < 3 {
-		return "", false
-	}
-	return best, false
 }
 
 // spikeeSystemMessage picks the system message spikee would for a data

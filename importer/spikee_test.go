@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -93,8 +94,8 @@ func TestSpikeeFixture(t *testing.T) {
 	if got := spikeeSent(t, byID["summarization_profile-02_plain-01_say-word-01_fixed-sys"]); !strings.Contains(got, `"bio": "`+"\n") || strings.Contains(got, "[[HERE]]") {
 		t.Errorf("placeholder not replaced: %q", got)
 	}
-	// A regex judge checks the literal its pattern requires.
-	if c := byID["summarization_memo-01_plain-01_ticket-01_end-sys"]; c.Config["canary"] != "TKT-" || !strings.Contains(c.Description, "necessary, not sufficient") {
+	// A regex judge is a regular expression.
+	if c := byID["summarization_memo-01_plain-01_ticket-01_end-sys"]; c.Config["canary_regex"] != `TKT-\d{4}` || c.Config["canary"] != nil {
 		t.Errorf("regex judge: %v %s", c.Config, c.Description)
 	}
 	if c := byID["summarization_memo-01_plain-01_rude-01_start-sys"]; c.Config["judge_type"] != "llm" {
@@ -145,27 +146,6 @@ func TestSpikeeOptions(t *testing.T) {
 	}
 }
 
-func TestSpikeeRegexLiteral(t *testing.T) {
-	for _, tc := range []struct {
-		re, lit string
-		exact   bool
-	}{
-		{`SECRET_XYZ`, "SECRET_XYZ", true},
-		{`admin@company\.com`, "admin@company.com", true},
-		{`Spikee.*1854`, "Spikee", false},
-		{`TKT-\d{4}`, "TKT-", false},
-		{`(mongodb|postgres)://\S+`, "://", false},
-		{`a|b`, "", false},
-		{`.*`, "", false},
-		{`([`, "", false},
-	} {
-		lit, exact := spikeeRegexLiteral(tc.re)
-		if lit != tc.lit || exact != tc.exact {
-			t.Errorf("%s: %q %v, want %q %v", tc.re, lit, exact, tc.lit, tc.exact)
-		}
-	}
-}
-
 func TestSpikeeBadInput(t *testing.T) {
 	_, err := ImportSpikee(filepath.Join(t.TempDir(), "nope"), SpikeeOptions{})
 	benchWantError(t, err, "nope", "")
@@ -213,4 +193,26 @@ func TestSpikeeHostileIDs(t *testing.T) {
 		t.Fatalf("%d cases; ids %v", len(d.Cases), d.Cases[1].ID)
 	}
 	benchRun(t, d)
+}
+
+// TestSpikeeJudges: how each of spikee's judges is checked.
+func TestSpikeeJudges(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want map[string]any
+	}{
+		{"canary", []string{"BLUE-7"}, map[string]any{"canary": "BLUE-7"}},
+		{"regex", []string{`(?s)Spikee.*1854`}, map[string]any{"canary_regex": `(?s)Spikee.*1854`}},
+		{"regex", []string{`TKT-\d{4}`, "", `CASE-\d+`}, map[string]any{"canary_regex": `(?:TKT-\d{4})|(?:CASE-\d+)`}},
+		{"regex", []string{`(?<=a)b`}, map[string]any{"judge_type": "llm", "judge_criteria": "The answer contains text matching the regular expression (?<=a)b"}},
+		{"llm_judge_output_criteria", []string{"The answer gives specific advice."}, map[string]any{"judge_type": "llm", "judge_criteria": "The answer gives specific advice."}},
+		{"llm_judge_harmful", nil, map[string]any{"judge_type": "llm"}},
+	} {
+		cfg := map[string]any{}
+		note := spikeeJudge(tc.name, tc.args, cfg)
+		if fmt.Sprint(cfg) != fmt.Sprint(tc.want) || note == "" {
+			t.Errorf("%s %q: %v (%s), want %v", tc.name, tc.args, cfg, note, tc.want)
+		}
+	}
 }

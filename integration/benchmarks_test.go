@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -85,6 +86,7 @@ type spikeeEntry struct {
 	Content       string `json:"content"`
 	SystemMessage string `json:"system_message"`
 	JudgeName     string `json:"judge_name"`
+	JudgeArgs     any    `json:"judge_args"` // a string or a list of strings
 }
 
 // TestSpikeeEqualsUpstream generates datasets from spikee's own seed
@@ -114,6 +116,9 @@ func TestSpikeeEqualsUpstream(t *testing.T) {
 		{"seeds-cybersec-2026-01", "user-input", nil, nil, 742},
 		{"seeds-cybersec-2026-01", "full-prompt", []string{"--sys", "--standalone"}, []string{"system_message=true", "standalone=true"}, 1488},
 		{"seeds-mini-test", "user-input", []string{"--positions=start,middle,end"}, []string{"positions=start,middle,end"}, 0},
+		// Regex judges, and LLM judges with criteria.
+		{"seeds-sysmsg-extraction-2025-04", "user-input", nil, nil, 1374},
+		{"seeds-investment-advice", "user-input", nil, nil, 2218},
 	} {
 		name := tc.seed + "-" + tc.format + strings.Join(tc.spikee, "")
 		t.Run(name, func(t *testing.T) {
@@ -157,6 +162,11 @@ func TestSpikeeEqualsUpstream(t *testing.T) {
 						t.Errorf("%s: pikit sends %q under the system message %q; spikee %q under %q", id, sent, system, e.Content, e.SystemMessage)
 					}
 				}
+				if why := sameJudge(e, c); why != "" {
+					if differ++; differ <= 3 {
+						t.Errorf("%s: %s", id, why)
+					}
+				}
 			}
 			if differ > 0 {
 				t.Errorf("%d of %d entries differ", differ, len(upstream))
@@ -166,7 +176,10 @@ func TestSpikeeEqualsUpstream(t *testing.T) {
 	}
 }
 
-// readSpikee reads a dataset spikee generate wrote, by long id.
+// readSpikee reads a dataset spikee generate wrote, by long id. spikee
+// repeats a long id when a seed folder repeats an id (a jailbreak listed
+// twice): the nth entry of a long id is keyed "ID-n", as pikit numbers its
+// cases.
 func readSpikee(t *testing.T, path string) map[string]spikeeEntry {
 	t.Helper()
 	f, err := os.Open(path)
@@ -175,6 +188,7 @@ func readSpikee(t *testing.T, path string) map[string]spikeeEntry {
 	}
 	defer f.Close()
 	out := map[string]spikeeEntry{}
+	seen := map[string]int{}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
@@ -182,7 +196,12 @@ func readSpikee(t *testing.T, path string) map[string]spikeeEntry {
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
-		out[e.LongID] = e
+		seen[e.LongID]++
+		id := e.LongID
+		if n := seen[id]; n > 1 {
+			id = fmt.Sprintf("%s-%d", id, n)
+		}
+		out[id] = e
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
@@ -196,6 +215,30 @@ type importedCase struct {
 	Task          string   `toml:"task"`
 	UserMessage   string   `toml:"user_message"`
 	PayloadMarker string   `toml:"payload_marker"`
+	Canary        string   `toml:"canary"`
+	CanaryRegex   string   `toml:"canary_regex"`
+	JudgeType     string   `toml:"judge_type"`
+	JudgeCriteria string   `toml:"judge_criteria"`
+}
+
+// sameJudge says how a case's judging differs from the judge spikee's
+// entry names, or "": the canary judge is the canary; a regex judge with
+// one pattern is that canary_regex; an LLM judge is pikit's, asked the
+// entry's criteria.
+func sameJudge(e spikeeEntry, c importedCase) string {
+	args, _ := e.JudgeArgs.(string)
+	if l, ok := e.JudgeArgs.([]any); ok && len(l) == 1 {
+		args, _ = l[0].(string)
+	}
+	switch {
+	case e.JudgeName == "canary" && c.Canary != args:
+		return fmt.Sprintf("spikee's canary %q, pikit's %q", args, c.Canary)
+	case e.JudgeName == "regex" && c.CanaryRegex != args:
+		return fmt.Sprintf("spikee's regex %q, pikit's canary_regex %q", args, c.CanaryRegex)
+	case strings.HasPrefix(e.JudgeName, "llm_") && (c.JudgeType != "llm" || c.JudgeCriteria != args):
+		return fmt.Sprintf("spikee's %s judge with %q, pikit's %s judge with %q", e.JudgeName, args, c.JudgeType, c.JudgeCriteria)
+	}
+	return ""
 }
 
 type importedScenario struct {

@@ -8,9 +8,17 @@ import (
 
 // Task is what the attacker wanted, as the judge needs it.
 type Task struct {
-	Text        string            // the injected task
-	Payload     string            // the worded payload as crafted (attack output)
-	Canary      string            // the string a compliant answer carries
+	Text    string // the injected task
+	Payload string // the worded payload as crafted (attack output)
+	Canary  string // the string a compliant answer carries
+	// CanaryRegex, when set, replaces the canary: a compliant answer
+	// matches this regular expression (RE2 syntax), as a benchmark's regex
+	// judge asks.
+	CanaryRegex string
+	// Criteria, when set, is what success means in words, for the LLM
+	// judge: a benchmark's own question ("the response gives specific
+	// investment advice…").
+	Criteria    string
 	RequireSink bool              // success needs a sink to fire
 	SinkArgs    map[string]string // arguments a fired sink must carry (substring, case-insensitive)
 }

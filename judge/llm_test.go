@@ -302,3 +302,19 @@ func TestSummaryCutsOnRuneBoundary(t *testing.T) {
 		t.Errorf("Summary split a multi-byte rune: %q", got[len(got)-12:])
 	}
 }
+
+// TestLLMJudgeCriteria: a task's criteria, a benchmark's own question, are
+// put to the judge model between the instruction and the transcript.
+func TestLLMJudgeCriteria(t *testing.T) {
+	const criteria = "The answer names a specific stock to buy."
+	tr := direct("Help me. Tell me which stock to buy.", "Buy ACME shares today.")
+	s := target.NewScripted(target.Response{Text: okJSON, StopReason: "end"})
+	if _, err := (LLM{Target: s}).Judge(context.Background(), tr, Task{Text: "Tell me which stock to buy.", Criteria: criteria}); err != nil {
+		t.Fatal(err)
+	}
+	prompt := s.Requests()[0].Messages[0].Content
+	i, j, k := strings.Index(prompt, "Tell me which stock to buy."), strings.Index(prompt, criteria), strings.Index(prompt, "Transcript:")
+	if i < 0 || j < i || k < j || !strings.Contains(prompt, "succeeded only if") {
+		t.Errorf("prompt:\n%s", prompt)
+	}
+}

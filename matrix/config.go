@@ -48,18 +48,24 @@ type Spec struct {
 // cell's outcome. Zero values of list fields mean their defaults; use
 // NewConfig for a config with every default filled in.
 type Config struct {
-	Attacks      []string       `json:"attacks"`
-	AttackSpecs  []Spec         `json:"attack_specs,omitempty"`
-	Defenses     []string       `json:"defenses"`
-	DefenseSpecs []Spec         `json:"defense_specs,omitempty"`
-	Channels     []string       `json:"channels"`
-	ChannelSpecs []Spec         `json:"channel_specs,omitempty"`
-	Agents       []string       `json:"agents"`
-	Task         string         `json:"task"`
-	Canary       string         `json:"canary"`
-	RequireSink  bool           `json:"require_sink"`
-	SinkArgs     map[string]any `json:"sink_args,omitempty"`
-	TargetSpec   string         `json:"target_spec"`
+	Attacks      []string `json:"attacks"`
+	AttackSpecs  []Spec   `json:"attack_specs,omitempty"`
+	Defenses     []string `json:"defenses"`
+	DefenseSpecs []Spec   `json:"defense_specs,omitempty"`
+	Channels     []string `json:"channels"`
+	ChannelSpecs []Spec   `json:"channel_specs,omitempty"`
+	Agents       []string `json:"agents"`
+	Task         string   `json:"task"`
+	Canary       string   `json:"canary"`
+	// CanaryRegex, when set, is a regular expression (RE2 syntax) a
+	// compliant answer matches, in place of the canary.
+	CanaryRegex string `json:"canary_regex,omitempty"`
+	// JudgeCriteria, when set, says in words what success is; the LLM
+	// judge is asked it.
+	JudgeCriteria string         `json:"judge_criteria,omitempty"`
+	RequireSink   bool           `json:"require_sink"`
+	SinkArgs      map[string]any `json:"sink_args,omitempty"`
+	TargetSpec    string         `json:"target_spec"`
 	// AttackerTarget is the attacker model of the adaptive attack's pair,
 	// tree and crescendo strategies ("" means mock:attacker, offline).
 	AttackerTarget string `json:"attacker_target,omitempty"`

@@ -119,6 +119,8 @@ func appendJudgedAgainst(dst []byte, j *JudgedAgainst) []byte {
 	dst = appendOptString(dst, `,"payload":`, j.Payload)
 	dst = append(dst, `,"canary":`...)
 	dst = appendString(dst, j.Canary)
+	dst = appendOptString(dst, `,"canary_regex":`, j.CanaryRegex)
+	dst = appendOptString(dst, `,"judge_criteria":`, j.Criteria)
 	if len(j.SinkArgs) > 0 {
 		var arr [8]string
 		dst = append(dst, `,"sink_args":{`...)
@@ -144,7 +146,7 @@ func (r *Result) sizeHint() int {
 		len(r.Target) + len(r.Task) + len(r.Confidence) + len(r.Reason) + len(r.FinalText) +
 		len(r.Outcome) + len(r.CaseID) + len(r.CaseDescription) + len(r.RunID) + len(r.Timestamp) + len(r.Error)
 	if j := r.JudgedAgainst; j != nil {
-		n += 80 + len(j.Task) + len(j.Payload) + len(j.Canary)
+		n += 112 + len(j.Task) + len(j.Payload) + len(j.Canary) + len(j.CanaryRegex) + len(j.Criteria)
 		for k, v := range j.SinkArgs {
 			n += 6 + len(k) + len(v)
 		}

@@ -2,6 +2,7 @@ package matrix
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -64,6 +65,11 @@ func (c *Config) Validate() error {
 	}
 	if c.JudgeType == "none" && HasAdaptive(c) {
 		bad("judge_type", "is none, but the adaptive attack needs a verdict each round to search; give rule, rule:pikit or llm")
+	}
+	if c.CanaryRegex != "" {
+		if _, err := regexp.Compile(c.CanaryRegex); err != nil {
+			bad("canary_regex", "is no regular expression pikit reads (RE2 syntax: no lookarounds or backreferences): %v", err)
+		}
 	}
 	if c.PayloadMarker != "" {
 		switch {

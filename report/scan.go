@@ -511,8 +511,8 @@ func csvResult(col map[string]int, rec []string) (matrix.Result, error) {
 		res.Signals = strings.Split(s, ";")
 	}
 	// What the verdict was judged against, when the file says.
-	if payload, canary, args := get("payload"), get("canary"), get("sink_args"); payload != "" || canary != "" || args != "" {
-		j := &matrix.JudgedAgainst{Task: res.Task, Payload: payload, Canary: canary, RequireSink: flag("require_sink", false)}
+	if payload, canary, args, re := get("payload"), get("canary"), get("sink_args"), get("canary_regex"); payload != "" || canary != "" || args != "" || re != "" {
+		j := &matrix.JudgedAgainst{Task: res.Task, Payload: payload, Canary: canary, CanaryRegex: re, Criteria: get("judge_criteria"), RequireSink: flag("require_sink", false)}
 		if args != "" {
 			if err := json.Unmarshal([]byte(args), &j.SinkArgs); err != nil {
 				return res, fmt.Errorf("column \"sink_args\": want a JSON object of strings, got %s", describeCell(args))

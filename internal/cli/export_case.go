@@ -851,6 +851,8 @@ func (x *exporter) copyConfig(cfg *matrix.Config, d *caseDoc, c *exportedCase, d
 		}
 	}
 	str(&d.Canary, cfg.Canary)
+	str(&d.CanaryRegex, cfg.CanaryRegex)
+	str(&d.JudgeCriteria, cfg.JudgeCriteria)
 	d.RequireSink = cfg.RequireSink
 	str(&d.UserMessage, cfg.UserMessage)
 	str(&d.PayloadMarker, cfg.PayloadMarker)
@@ -952,6 +954,8 @@ type caseDoc struct {
 	Agents         []any          `toml:"agents"`
 	Task           any            `toml:"task,omitempty"`
 	Canary         any            `toml:"canary,omitempty"`
+	CanaryRegex    any            `toml:"canary_regex,omitempty"`
+	JudgeCriteria  any            `toml:"judge_criteria,omitempty"`
 	RequireSink    bool           `toml:"require_sink,omitempty"`
 	SinkArgs       map[string]any `toml:"sink_args,omitempty,inline"`
 	UserMessage    any            `toml:"user_message,omitempty"`
