@@ -115,14 +115,19 @@ func TestImportSetOptions(t *testing.T) {
 
 // TestImportEveryBenchmark imports each benchmark's fixture, runs it on
 // mock:obedient and checks the summary gives that benchmark's own metric.
+// A benchmark with LLM-judged cases runs only with a judge model named
+// (here the offline mock), never graded by the model under test.
 func TestImportEveryBenchmark(t *testing.T) {
-	for _, tc := range []struct{ kind, path, metric string }{
-		{"injecagent", "injecagent", "InjecAgent ASR-valid"},
-		{"agentdojo", "agentdojo", "AgentDojo utility under attack"},
-		{"bipia", "bipia", "bipia "},
-		{"spikee", "spikee/seeds-mini", "spikee "},
-		{"llmail", "llmail/data", "llmail "},
-		{"mcptox", "mcptox/response_all.json", "MCPTox attack success"},
+	for _, tc := range []struct {
+		kind, path, metric string
+		llmJudged          bool
+	}{
+		{"injecagent", "injecagent", "InjecAgent ASR-valid", false},
+		{"agentdojo", "agentdojo", "AgentDojo utility under attack", false},
+		{"bipia", "bipia", "bipia ", true},
+		{"spikee", "spikee/seeds-mini", "spikee ", true},
+		{"llmail", "llmail/data", "llmail ", false},
+		{"mcptox", "mcptox/response_all.json", "MCPTox attack success", true},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
 			dir := t.TempDir()
@@ -130,7 +135,15 @@ func TestImportEveryBenchmark(t *testing.T) {
 			if r := run(t, "import", tc.kind, filepath.Join("../../importer/testdata", tc.path), "-o", ds); r.code != 0 {
 				t.Fatalf("import: exit %d: %s", r.code, r.err)
 			}
-			if r := run(t, "dataset", "run", ds, "--target", "mock:obedient", "-q", "-o", res); r.code != 0 {
+			args := []string{"dataset", "run", ds, "--target", "mock:obedient", "-q", "-o", res}
+			if tc.llmJudged {
+				r := run(t, args...)
+				if r.code != ExitUsage || !strings.Contains(r.err, "would grade its own answers") || !strings.Contains(r.err, "--judge-target") {
+					t.Fatalf("LLM-judged cases without a judge model: exit %d: %s", r.code, r.err)
+				}
+				args = append(args, "--judge-target", "mock")
+			}
+			if r := run(t, args...); r.code != 0 {
 				t.Fatalf("dataset run: exit %d: %s", r.code, r.err)
 			}
 			r := run(t, "report", res)

@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/pikit-go/pikit/attack"
+	"github.com/pikit-go/pikit/internal/termsafe"
 	"github.com/pikit-go/pikit/judge"
 	"github.com/pikit-go/pikit/matrix"
 	"github.com/pikit-go/pikit/report"
@@ -502,6 +503,9 @@ func (o *runOptions) prepare(streams IO, src matrix.Source) (matrix.Source, *mat
 	}
 	if o.JudgeTarget != "" && !slices.ContainsFunc(matrix.Configs(src), func(c *matrix.Config) bool { return c.JudgeType == "llm" }) {
 		return nil, nil, usage(errors.New("--judge-target: no cell of the plan uses the llm judge, so no judge model is asked (add --judge llm)"))
+	}
+	if err := o.checkSelfJudged(src); err != nil {
+		return nil, nil, err
 	}
 	count := matrix.CountPlan(src)
 	planned := count.Cells
@@ -1127,4 +1131,30 @@ func writeStatus(w io.Writer, s report.Summary, planned string) {
 	if len(parts) > 0 {
 		fmt.Fprintf(w, "outcomes: %s\n", strings.Join(parts, ", "))
 	}
+}
+
+// checkSelfJudged refuses a plan whose benchmark cases an LLM judge grades
+// when no --judge-target names the judge model: the judge would be the
+// model under test, grading its own answers, and a benchmark's figure must
+// not rest on that.
+func (o *runOptions) checkSelfJudged(src matrix.Source) error {
+	if o.JudgeTarget != "" {
+		return nil
+	}
+	n, first := 0, (*matrix.Config)(nil)
+	for _, c := range matrix.Configs(src) {
+		if c.JudgeType == "llm" && c.Benchmark != "" {
+			if n++; first == nil {
+				first = c
+			}
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	what := first.Benchmark
+	if first.CaseID != "" {
+		what += " case " + termsafe.Line(first.CaseID)
+	}
+	return usage(fmt.Errorf("%d benchmark case(s) are graded by the LLM judge (the first: %s), and no --judge-target names the judge model, so the model under test would grade its own answers; give --judge-target SPEC (a model other than the one tested, e.g. openai:gpt-4o-mini), or grade by rule with --judge rule", n, what))
 }
