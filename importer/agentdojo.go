@@ -1,9 +1,12 @@
 package importer
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,9 +14,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/goccy/go-yaml"
-	"github.com/goccy/go-yaml/ast"
-	"github.com/goccy/go-yaml/parser"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/pikit-go/pikit/internal/suggest"
 )
@@ -46,6 +47,10 @@ var adSinkPrefixes = []string{
 const (
 	adMaxIncludeDepth = 16
 	adMaxNesting      = 256
+	// adMaxScanNesting bounds adScanNesting's count, which runs high,
+	// before the parser; the conversion then holds values to
+	// adMaxNesting exactly.
+	adMaxScanNesting = 4 * adMaxNesting
 )
 
 // ImportAgentDojo reads AgentDojo suites: a suite directory (holding
@@ -138,7 +143,7 @@ func adIsFile(p string) bool {
 type adSuite struct {
 	dir, name, version string
 	system             string
-	env                yaml.MapSlice
+	env                adMap
 	vectors            []adVector
 	tasks              adTasks
 	tasksFile          string
@@ -194,7 +199,7 @@ func adReadSuite(dir string) (*adSuite, error) {
 	if err != nil {
 		return nil, err
 	}
-	ms, ok := env.(yaml.MapSlice)
+	ms, ok := env.(adMap)
 	if !ok {
 		return nil, &Error{File: envFile, Msg: fmt.Sprintf("want a mapping of the environment's parts (inbox:, calendar:, ...), got %s", adDescribe(env))}
 	}
@@ -218,7 +223,7 @@ func adReadSuite(dir string) (*adSuite, error) {
 		if err != nil {
 			return nil, err
 		}
-		if m, ok := v.(yaml.MapSlice); ok {
+		if m, ok := v.(adMap); ok {
 			if txt, ok := adGet(m, "default").(string); ok && strings.TrimSpace(txt) != "" {
 				s.system = strings.TrimSpace(txt)
 			}
@@ -226,6 +231,15 @@ func adReadSuite(dir string) (*adSuite, error) {
 		break
 	}
 	return s, nil
+}
+
+// adMap is a YAML mapping with its keys in the file's order.
+type adMap []adItem
+
+// adItem is one entry of an adMap.
+type adItem struct {
+	key   string
+	value any
 }
 
 // adLoader reads YAML files into ordered values, resolving !include tags
@@ -246,21 +260,60 @@ func (ld *adLoader) load(file string, lines map[string]int, depth int) (any, []b
 	if ld.budget -= int64(len(data)); ld.budget < 0 {
 		return nil, nil, &Error{File: file, Msg: fmt.Sprintf("the suite's files and their includes are over the %d bytes a benchmark's file may have", MaxFileBytes)}
 	}
-	f, err := parser.ParseBytes(data, 0)
-	if err != nil {
-		return nil, nil, &Error{File: file, Line: adErrLine(err), Msg: "invalid YAML: " + adErrMsg(err)}
+	if line := adScanNesting(data, adMaxScanNesting); line > 0 {
+		return nil, nil, &Error{File: file, Line: line, Msg: fmt.Sprintf("nested too deeply: by this line its values may be more than %d levels deep, far over the %d a benchmark's file may have", adMaxScanNesting, adMaxNesting)}
 	}
-	if len(f.Docs) != 1 || f.Docs[0].Body == nil {
-		if len(f.Docs) == 0 || f.Docs[0].Body == nil {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
 			return nil, data, nil
 		}
-		return nil, nil, &Error{File: file, Msg: "want one YAML document, got several"}
+		return nil, nil, adYAMLError(file, err)
+	}
+	var next yaml.Node
+	switch err := dec.Decode(&next); {
+	case errors.Is(err, io.EOF):
+	case err != nil:
+		return nil, nil, adYAMLError(file, err)
+	default:
+		return nil, nil, &Error{File: file, Line: next.Line, Msg: "want one YAML document, got several"}
+	}
+	if len(doc.Content) == 0 {
+		return nil, data, nil
 	}
 	ld.stack = append(ld.stack, file)
 	defer func() { ld.stack = ld.stack[:len(ld.stack)-1] }()
 	c := adConv{ld: ld, file: file, lines: lines, depth: depth}
-	v, err := c.value(f.Docs[0].Body, "", 0)
+	v, err := c.value(doc.Content[0], "", 0)
 	return v, data, err
+}
+
+// adYAMLErrRe matches the start of the YAML parser's messages: "yaml: ",
+// then the line when it knows it.
+var adYAMLErrRe = regexp.MustCompile(`^yaml: (?:line (\d+): )?`)
+
+// adYAMLError is the parser's error as an *Error at its line.
+func adYAMLError(file string, err error) error {
+	line, msg := adYAMLMsg(err)
+	return &Error{File: file, Line: line, Msg: "invalid YAML: " + msg}
+}
+
+// adYAMLMsg splits an error of the YAML library into the line it names (0
+// when none) and the first line of its message.
+func adYAMLMsg(err error) (int, string) {
+	msg := err.Error()
+	line := 0
+	if m := adYAMLErrRe.FindStringSubmatch(msg); m != nil {
+		if m[1] != "" {
+			line, _ = strconv.Atoi(m[1])
+		}
+		msg = msg[len(m[0]):]
+	}
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	return line, strings.TrimSpace(msg)
 }
 
 type adConv struct {
@@ -270,12 +323,8 @@ type adConv struct {
 	depth int // of includes
 }
 
-func (c *adConv) err(n ast.Node, format string, args ...any) error {
-	line := 0
-	if n != nil && n.GetToken() != nil {
-		line = n.GetToken().Position.Line
-	}
-	return &Error{File: c.file, Line: line, Msg: fmt.Sprintf(format, args...)}
+func (c *adConv) err(n *yaml.Node, format string, args ...any) error {
+	return &Error{File: c.file, Line: n.Line, Msg: fmt.Sprintf(format, args...)}
 }
 
 func adJoin(path, key string) string {
@@ -285,39 +334,76 @@ func adJoin(path, key string) string {
 	return path + "." + key
 }
 
-// value converts a node: mappings to yaml.MapSlice (in order), sequences
-// to []any, scalars to string, int64, float64, bool or nil.
-func (c *adConv) value(n ast.Node, path string, nest int) (any, error) {
+// adKinds names the kinds of YAML node in messages.
+var adKinds = map[yaml.Kind]string{
+	yaml.DocumentNode: "document",
+	yaml.SequenceNode: "list",
+	yaml.MappingNode:  "mapping",
+	yaml.ScalarNode:   "scalar",
+	yaml.AliasNode:    "alias",
+}
+
+// adTagKinds are the YAML core schema's tags the importer reads, each
+// with the kind of node it fits; any other tag but !include is refused.
+var adTagKinds = map[string]yaml.Kind{
+	"!!str":       yaml.ScalarNode,
+	"!!int":       yaml.ScalarNode,
+	"!!float":     yaml.ScalarNode,
+	"!!bool":      yaml.ScalarNode,
+	"!!null":      yaml.ScalarNode,
+	"!!timestamp": yaml.ScalarNode,
+	"!!map":       yaml.MappingNode,
+	"!!seq":       yaml.SequenceNode,
+}
+
+// value converts a node: mappings to adMap (in order), sequences to []any,
+// scalars to string, int64, float64, bool or nil.
+func (c *adConv) value(n *yaml.Node, path string, nest int) (any, error) {
 	if nest > adMaxNesting {
 		return nil, c.err(n, "nested deeper than %d levels", adMaxNesting)
 	}
-	if c.lines != nil && n.GetToken() != nil {
+	if c.lines != nil {
 		if _, seen := c.lines[path]; !seen {
-			c.lines[path] = n.GetToken().Position.Line
+			c.lines[path] = n.Line
 		}
 	}
-	switch x := n.(type) {
-	case *ast.DocumentNode:
-		return c.value(x.Body, path, nest+1)
-	case *ast.MappingNode:
-		out := make(yaml.MapSlice, 0, len(x.Values))
-		for _, mv := range x.Values {
-			item, err := c.pair(mv, path, nest)
+	if n.Kind == yaml.AliasNode {
+		return nil, c.err(n, "YAML aliases (*name) are not supported in a benchmark's files")
+	}
+	if n.Tag == "!include" {
+		return c.include(n)
+	}
+	if err := c.checkTag(n); err != nil {
+		return nil, err
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		out := make(adMap, 0, len(n.Content)/2)
+		defined := make(map[string]int, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key, err := c.key(n.Content[i])
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, item)
+			if line, dup := defined[key]; dup {
+				return nil, c.err(n.Content[i], "mapping key %q already defined at line %d", key, line)
+			}
+			defined[key] = n.Content[i].Line
+			if c.lines != nil {
+				if _, seen := c.lines[adJoin(path, key)]; !seen {
+					c.lines[adJoin(path, key)] = n.Content[i].Line
+				}
+			}
+			v, err := c.value(n.Content[i+1], adJoin(path, key), nest+1)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, adItem{key: key, value: v})
 		}
 		return out, nil
-	case *ast.MappingValueNode:
-		item, err := c.pair(x, path, nest)
-		if err != nil {
-			return nil, err
-		}
-		return yaml.MapSlice{item}, nil
-	case *ast.SequenceNode:
-		out := make([]any, 0, len(x.Values))
-		for i, e := range x.Values {
+	case yaml.SequenceNode:
+		out := make([]any, 0, len(n.Content))
+		for i, e := range n.Content {
 			v, err := c.value(e, adJoin(path, strconv.Itoa(i)), nest+1)
 			if err != nil {
 				return nil, err
@@ -325,91 +411,87 @@ func (c *adConv) value(n ast.Node, path string, nest int) (any, error) {
 			out = append(out, v)
 		}
 		return out, nil
-	case *ast.StringNode:
-		return x.Value, nil
-	case *ast.LiteralNode:
-		if x.Value == nil {
-			return "", nil
-		}
-		return x.Value.Value, nil
-	case *ast.IntegerNode:
-		switch v := x.Value.(type) {
-		case int64:
-			return v, nil
-		case uint64:
-			if v <= 1<<63-1 {
-				return int64(v), nil
-			}
-			return float64(v), nil
-		}
-		return x.GetToken().Value, nil
-	case *ast.FloatNode:
-		return x.Value, nil
-	case *ast.BoolNode:
-		return x.Value, nil
-	case *ast.NullNode:
-		return nil, nil
-	case *ast.InfinityNode, *ast.NanNode:
-		return n.GetToken().Value, nil
-	case *ast.AnchorNode:
-		return c.value(x.Value, path, nest+1)
-	case *ast.AliasNode:
-		return nil, c.err(n, "YAML aliases (*name) are not supported in a benchmark's files")
-	case *ast.TagNode:
-		switch tag := x.Start.Value; tag {
-		case "!include":
-			return c.include(x)
-		case "!!str":
-			v, err := c.value(x.Value, path, nest+1)
-			if err != nil {
-				return nil, err
-			}
-			if v == nil {
-				return "", nil
-			}
-			return fmt.Sprint(v), nil
-		case "!!int", "!!float", "!!bool", "!!null", "!!map", "!!seq", "!!timestamp":
-			return c.value(x.Value, path, nest+1)
-		default:
-			return nil, c.err(n, "unknown YAML tag %s: AgentDojo's files use !include only", tag)
-		}
+	case yaml.ScalarNode:
+		return c.scalar(n)
 	}
-	return nil, c.err(n, "unsupported YAML (%s)", n.Type())
+	return nil, c.err(n, "unsupported YAML (a %s)", adKinds[n.Kind])
 }
 
-func (c *adConv) pair(mv *ast.MappingValueNode, path string, nest int) (yaml.MapItem, error) {
-	if _, merge := mv.Key.(*ast.MergeKeyNode); merge {
-		return yaml.MapItem{}, c.err(mv, "YAML merge keys (<<) are not supported in a benchmark's files")
+// checkTag refuses a tag written in the file that is not one of
+// adTagKinds or does not fit its node.
+func (c *adConv) checkTag(n *yaml.Node) error {
+	if n.Style&yaml.TaggedStyle == 0 {
+		return nil
 	}
-	k, err := c.value(mv.Key, path, nest+1)
-	if err != nil {
-		return yaml.MapItem{}, err
+	tag := n.ShortTag()
+	kind, ok := adTagKinds[tag]
+	if !ok {
+		return c.err(n, "unknown YAML tag %s: AgentDojo's files use !include only", tag)
 	}
-	key := fmt.Sprint(k)
-	if c.lines != nil && mv.Key.GetToken() != nil {
-		if _, seen := c.lines[adJoin(path, key)]; !seen {
-			c.lines[adJoin(path, key)] = mv.Key.GetToken().Position.Line
+	if kind != n.Kind {
+		return c.err(n, "YAML tag %s on a %s: it tags a %s", tag, adKinds[n.Kind], adKinds[kind])
+	}
+	return nil
+}
+
+// key is a mapping key: a scalar, as written.
+func (c *adConv) key(n *yaml.Node) (string, error) {
+	switch {
+	case n.Kind == yaml.AliasNode:
+		return "", c.err(n, "YAML aliases (*name) are not supported in a benchmark's files")
+	case n.ShortTag() == "!!merge":
+		return "", c.err(n, "YAML merge keys (<<) are not supported in a benchmark's files")
+	case n.Kind != yaml.ScalarNode:
+		return "", c.err(n, "a %s as a mapping key: want a string", adKinds[n.Kind])
+	case n.Tag == "!include":
+		return "", c.err(n, "!include as a mapping key: it belongs in a value")
+	}
+	if err := c.checkTag(n); err != nil {
+		return "", err
+	}
+	return n.Value, nil
+}
+
+// scalar resolves a scalar as the YAML 1.2 core schema does: a quoted
+// scalar, a timestamp and anything not a number, boolean or null is its
+// text; so are .inf and .nan, which JSON cannot hold.
+func (c *adConv) scalar(n *yaml.Node) (any, error) {
+	switch n.ShortTag() {
+	case "!!str", "!!timestamp":
+		return n.Value, nil
+	}
+	var v any
+	if err := n.Decode(&v); err != nil {
+		_, msg := adYAMLMsg(err)
+		return nil, c.err(n, "%s", msg)
+	}
+	switch x := v.(type) {
+	case int:
+		return int64(x), nil
+	case uint64:
+		if x <= math.MaxInt64 {
+			return int64(x), nil
+		}
+		return float64(x), nil
+	case float64:
+		if math.IsInf(x, 0) || math.IsNaN(x) {
+			return n.Value, nil
 		}
 	}
-	v, err := c.value(mv.Value, adJoin(path, key), nest+1)
-	if err != nil {
-		return yaml.MapItem{}, err
-	}
-	return yaml.MapItem{Key: key, Value: v}, nil
+	return v, nil
 }
 
 // include resolves "!include relative/path.yaml": relative to the
 // including file, inside the suite's directory, at most
 // adMaxIncludeDepth deep, never a cycle.
-func (c *adConv) include(n *ast.TagNode) (any, error) {
+func (c *adConv) include(n *yaml.Node) (any, error) {
 	if c.ld.root == "" {
 		return nil, c.err(n, "!include is not allowed in this file")
 	}
-	s, ok := n.Value.(*ast.StringNode)
-	if !ok || s.Value == "" {
+	if n.Kind != yaml.ScalarNode || n.Value == "" {
 		return nil, c.err(n, "!include wants a file name, relative to this file")
 	}
-	rel := s.Value
+	rel := n.Value
 	if filepath.IsAbs(rel) || strings.HasPrefix(rel, "/") || strings.HasPrefix(rel, `\`) || filepath.VolumeName(rel) != "" {
 		return nil, c.err(n, "!include %s: want a path relative to this file, inside the suite's directory", rel)
 	}
@@ -449,36 +531,251 @@ func adInside(root, p string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
 
-var adPosRe = regexp.MustCompile(`^\[(\d+):(\d+)\]\s*`)
-
-func adErrLine(err error) int {
-	if m := adPosRe.FindStringSubmatch(err.Error()); m != nil {
-		n, _ := strconv.Atoi(m[1])
-		return n
+// adScanNesting bounds, in one pass over a YAML file's bytes, how deeply
+// its values can nest, so that a hostile file is refused before the
+// parser spends time and memory on it. It returns the first line where
+// the bound passes limit, 0 when it never does.
+//
+// Flow collections count their open brackets outside quoted scalars and
+// comments. Block collections count the indentation levels open at a
+// line and the "- ", "? " and ": " indicators that start a node within
+// it, twice each, as a block sequence may sit at its parent key's
+// indentation. The lines of quoted and block scalars, and the lines
+// that continue a plain scalar, open nothing.
+func adScanNesting(data []byte, limit int) int {
+	s := adNestScan{limit: limit}
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	for n := 1; len(data) > 0; n++ {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		if s.line(bytes.TrimSuffix(line, []byte("\r"))) {
+			return n
+		}
 	}
 	return 0
 }
 
-func adErrMsg(err error) string {
-	msg := strings.TrimSpace(adPosRe.ReplaceAllString(err.Error(), ""))
-	if i := strings.IndexByte(msg, '\n'); i >= 0 {
-		msg = msg[:i]
-	}
-	return msg
+// adNestScan is adScanNesting's state between lines. Its scanning
+// methods return true once the bound passes limit.
+type adNestScan struct {
+	limit   int
+	indent  []int // columns of the open block levels
+	flow    int   // open flow brackets
+	quote   byte  // the quote of a scalar open at the line's end, or 0
+	open    bool  // the last block line ends with a node its next lines hold
+	inBlock bool  // in a block scalar, whose lines are those indented past scalar
+	scalar  int
+	nodeCol int  // where the block node the quote or flow collection belongs to starts
+	fstart  bool // in a flow collection, at the start of a node (where a quote opens a scalar)
+	fjson   bool // in a flow collection, just after a quoted scalar or a collection (where ':' needs no space)
 }
 
-func adGet(m yaml.MapSlice, key string) any {
+func (s *adNestScan) over() bool { return 2*len(s.indent)+s.flow > s.limit }
+
+func (s *adNestScan) push(col int) bool {
+	s.indent = append(s.indent, col)
+	return s.over()
+}
+
+// line scans one line, without its line break.
+func (s *adNestScan) line(l []byte) bool {
+	switch {
+	case s.quote != 0:
+		p := s.quoted(l, 0)
+		if p < 0 {
+			return false
+		}
+		if s.flow > 0 {
+			s.fstart, s.fjson = false, true
+			return s.flowed(l, p)
+		}
+		return s.after(l, p)
+	case s.flow > 0:
+		return s.flowed(l, 0)
+	}
+	col := adSkipSpace(l, 0)
+	if col == len(l) || l[col] == '#' {
+		return false // blank or a comment; in a block scalar, blank lines belong to it
+	}
+	if s.inBlock {
+		if col > s.scalar {
+			return false
+		}
+		s.inBlock = false
+	}
+	if col == 0 && len(l) >= 3 && (string(l[:3]) == "---" || string(l[:3]) == "...") && (len(l) == 3 || l[3] == ' ' || l[3] == '\t') {
+		// A document marker: block levels start again.
+		s.indent, s.open = s.indent[:0], true
+		if col = adSkipSpace(l, 3); col == len(l) || l[col] == '#' {
+			return false
+		}
+	}
+	for len(s.indent) > 0 && s.indent[len(s.indent)-1] > col {
+		s.indent = s.indent[:len(s.indent)-1]
+	}
+	if len(s.indent) == 0 || s.indent[len(s.indent)-1] < col {
+		if len(s.indent) > 0 && !s.open {
+			return false // more indented after a complete node: a plain scalar goes on
+		}
+		if s.push(col) {
+			return true
+		}
+	}
+	s.open = false
+	return s.node(l, col, col-1)
+}
+
+// node scans from where a block node may start at l[p:]; a block scalar
+// there holds the next lines indented past blockCol.
+func (s *adNestScan) node(l []byte, p, blockCol int) bool {
+	for {
+		p = adSkipSpace(l, p)
+		if p == len(l) || l[p] == '#' {
+			s.open = true // the node is on the next lines
+			return false
+		}
+		switch c := l[p]; {
+		case (c == '-' || c == '?' || c == ':') && (p+1 == len(l) || l[p+1] == ' ' || l[p+1] == '\t'):
+			blockCol = p
+			p = adSkipSpace(l, p+1)
+			if p < len(l) && l[p] != '#' && s.push(p) {
+				return true
+			}
+		case c == '&' || c == '!':
+			for p < len(l) && l[p] != ' ' && l[p] != '\t' {
+				p++
+			}
+		case c == '[' || c == '{':
+			s.nodeCol = p
+			return s.flowed(l, p)
+		case c == '"' || c == '\'':
+			s.nodeCol, s.quote = p, c
+			if p = s.quoted(l, p+1); p < 0 {
+				return false
+			}
+			return s.after(l, p)
+		case c == '|' || c == '>':
+			s.inBlock, s.scalar = true, blockCol
+			return false
+		default:
+			// A plain scalar or an alias, a key when ": " follows.
+			start := p
+			for ; p < len(l); p++ {
+				if l[p] == ':' && (p+1 == len(l) || l[p+1] == ' ' || l[p+1] == '\t') {
+					break
+				}
+				if l[p] == '#' && (l[p-1] == ' ' || l[p-1] == '\t') {
+					return false
+				}
+			}
+			if p == len(l) {
+				return false
+			}
+			blockCol = start
+			p++
+		}
+	}
+}
+
+// after scans what follows a quoted scalar or a flow collection in a
+// block: a value when it was a key.
+func (s *adNestScan) after(l []byte, p int) bool {
+	p = adSkipSpace(l, p)
+	if p < len(l) && l[p] == ':' && (p+1 == len(l) || l[p+1] == ' ' || l[p+1] == '\t') {
+		return s.node(l, p+1, s.nodeCol)
+	}
+	return false
+}
+
+// quoted scans a quoted scalar's text from l[p:]: the index after its
+// closing quote, or -1 when it goes on past the line.
+func (s *adNestScan) quoted(l []byte, p int) int {
+	for ; p < len(l); p++ {
+		switch {
+		case l[p] == '\\' && s.quote == '"':
+			p++
+		case l[p] == s.quote:
+			if s.quote == '\'' && p+1 < len(l) && l[p+1] == '\'' {
+				p++
+				continue
+			}
+			s.quote = 0
+			return p + 1
+		}
+	}
+	return -1
+}
+
+// flowed scans l[p:] inside a flow collection, or at its opening
+// bracket.
+func (s *adNestScan) flowed(l []byte, p int) bool {
+	for p < len(l) {
+		c := l[p]
+		switch {
+		case c == ' ' || c == '\t':
+			p++
+			continue
+		case c == '#' && (p == 0 || l[p-1] == ' ' || l[p-1] == '\t'):
+			return false // a comment to the line's end
+		case c == '[' || c == '{':
+			s.flow++
+			if s.over() {
+				return true
+			}
+			s.fstart, s.fjson = true, false
+		case c == ']' || c == '}':
+			s.flow--
+			s.fstart, s.fjson = false, true
+			if s.flow == 0 {
+				return s.after(l, p+1)
+			}
+		case c == ',' || c == '?' && (p+1 == len(l) || l[p+1] == ' ' || l[p+1] == '\t'):
+			s.fstart, s.fjson = true, false
+		case c == ':':
+			s.fstart = s.fjson || p+1 == len(l) || strings.IndexByte(" \t,[]{}", l[p+1]) >= 0
+			s.fjson = false
+		case (c == '"' || c == '\'') && s.fstart:
+			s.quote = c
+			if p = s.quoted(l, p+1); p < 0 {
+				return false
+			}
+			s.fstart, s.fjson = false, true
+			continue
+		case (c == '&' || c == '!') && s.fstart:
+			for p < len(l) && strings.IndexByte(" \t,[]{}", l[p]) < 0 {
+				p++
+			}
+			continue
+		default:
+			s.fstart, s.fjson = false, false
+		}
+		p++
+	}
+	return false
+}
+
+func adSkipSpace(l []byte, p int) int {
+	for p < len(l) && (l[p] == ' ' || l[p] == '\t') {
+		p++
+	}
+	return p
+}
+func adGet(m adMap, key string) any {
 	for _, it := range m {
-		if it.Key == key {
-			return it.Value
+		if it.key == key {
+			return it.value
 		}
 	}
 	return nil
 }
 
-func adHas(m yaml.MapSlice, key string) bool {
+func adHas(m adMap, key string) bool {
 	for _, it := range m {
-		if it.Key == key {
+		if it.key == key {
 			return true
 		}
 	}
@@ -489,7 +786,7 @@ func adDescribe(v any) string {
 	switch v.(type) {
 	case nil:
 		return "nothing"
-	case yaml.MapSlice:
+	case adMap:
 		return "a mapping"
 	case []any:
 		return "a list"
@@ -516,22 +813,22 @@ func adReadVectors(file string) ([]adVector, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, ok := v.(yaml.MapSlice)
+	m, ok := v.(adMap)
 	if !ok {
 		return nil, &Error{File: file, Msg: fmt.Sprintf("want a mapping of vector ids to { description, default }, got %s", adDescribe(v))}
 	}
 	var out []adVector
 	for _, it := range m {
-		id := it.Key.(string)
+		id := it.key
 		bad := func(field, format string, args ...any) error {
 			return &Error{File: file, Line: adLine(lines, adJoin(id, field)), Field: adJoin(id, field), Msg: fmt.Sprintf(format, args...)}
 		}
 		if !adVectorIDRe.MatchString(id) {
 			return nil, bad("", "a vector id is letters, digits and _ (it is the {placeholder} in environment.yaml)")
 		}
-		vm, ok := it.Value.(yaml.MapSlice)
+		vm, ok := it.value.(adMap)
 		if !ok {
-			return nil, bad("", "want { description, default }, got %s", adDescribe(it.Value))
+			return nil, bad("", "want { description, default }, got %s", adDescribe(it.value))
 		}
 		vec := adVector{id: id}
 		if !adHas(vm, "default") {
@@ -562,14 +859,14 @@ func (s *adSuite) readTasks() error {
 	if err != nil {
 		return err
 	}
-	top, ok := v.(yaml.MapSlice)
+	top, ok := v.(adMap)
 	if !ok {
 		return &Error{File: file, Msg: fmt.Sprintf("want a mapping with tools, user_tasks and injection_tasks, got %s", adDescribe(v))}
 	}
 	bad := func(path, format string, args ...any) error {
 		return &Error{File: file, Line: adLine(lines, path), Field: path, Msg: fmt.Sprintf(format, args...)}
 	}
-	str := func(m yaml.MapSlice, path, key string, required bool, what string) (string, error) {
+	str := func(m adMap, path, key string, required bool, what string) (string, error) {
 		v := adGet(m, key)
 		if v == nil {
 			if required {
@@ -586,7 +883,7 @@ func (s *adSuite) readTasks() error {
 		}
 		return s, nil
 	}
-	list := func(key string) ([]yaml.MapSlice, error) {
+	list := func(key string) ([]adMap, error) {
 		v := adGet(top, key)
 		l, ok := v.([]any)
 		if !ok {
@@ -595,9 +892,9 @@ func (s *adSuite) readTasks() error {
 			}
 			return nil, bad(key, "want a list, got %s", adDescribe(v))
 		}
-		out := make([]yaml.MapSlice, len(l))
+		out := make([]adMap, len(l))
 		for i, e := range l {
-			m, ok := e.(yaml.MapSlice)
+			m, ok := e.(adMap)
 			if !ok {
 				return nil, bad(fmt.Sprintf("%s.%d", key, i), "want a mapping, got %s", adDescribe(e))
 			}
@@ -605,7 +902,7 @@ func (s *adSuite) readTasks() error {
 		}
 		return out, nil
 	}
-	calls := func(m yaml.MapSlice, path string) ([]adCall, error) {
+	calls := func(m adMap, path string) ([]adCall, error) {
 		v := adGet(m, "ground_truth")
 		if v == nil {
 			return nil, nil
@@ -617,7 +914,7 @@ func (s *adSuite) readTasks() error {
 		var out []adCall
 		for i, e := range l {
 			p := fmt.Sprintf("%s.ground_truth.%d", path, i)
-			cm, ok := e.(yaml.MapSlice)
+			cm, ok := e.(adMap)
 			if !ok {
 				return nil, bad(p, "want { function, args }, got %s", adDescribe(e))
 			}
@@ -628,7 +925,7 @@ func (s *adSuite) readTasks() error {
 			call := adCall{function: fn, args: map[string]any{}}
 			switch a := adGet(cm, "args").(type) {
 			case nil:
-			case yaml.MapSlice:
+			case adMap:
 				call.args = adPlain(a).(map[string]any)
 			default:
 				return nil, bad(p+".args", "want a mapping of argument names to values, got %s", adDescribe(a))
@@ -670,7 +967,7 @@ func (s *adSuite) readTasks() error {
 		if t.description, err = str(tm, p, "description", false, "what the tool does"); err != nil {
 			return err
 		}
-		pm, ok := adGet(tm, "parameters").(yaml.MapSlice)
+		pm, ok := adGet(tm, "parameters").(adMap)
 		if !ok {
 			return bad(p+".parameters", "want the tool's parameters as a JSON Schema object, got %s", adDescribe(adGet(tm, "parameters")))
 		}
@@ -804,10 +1101,10 @@ func adLine(lines map[string]int, path string) int {
 
 var adNameRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,100}$`)
 
-func adKeys(m yaml.MapSlice) []string {
+func adKeys(m adMap) []string {
 	out := make([]string, len(m))
 	for i, it := range m {
-		out[i] = fmt.Sprint(it.Key)
+		out[i] = it.key
 	}
 	return out
 }
@@ -824,10 +1121,10 @@ func adToolNames(ts []adTool) []string {
 // map[string]any.
 func adPlain(v any) any {
 	switch x := v.(type) {
-	case yaml.MapSlice:
+	case adMap:
 		m := make(map[string]any, len(x))
 		for _, it := range x {
-			m[fmt.Sprint(it.Key)] = adPlain(it.Value)
+			m[it.key] = adPlain(it.value)
 		}
 		return m
 	case []any:
@@ -1327,7 +1624,7 @@ func adCallNames(cs []adCall) string {
 }
 
 // adPart is a part of the environment as YAML text, placeholders left in.
-func adPart(cache map[string]string, env yaml.MapSlice, dep string) (string, error) {
+func adPart(cache map[string]string, env adMap, dep string) (string, error) {
 	if t, ok := cache[dep]; ok {
 		return t, nil
 	}
@@ -1339,14 +1636,98 @@ func adPart(cache map[string]string, env yaml.MapSlice, dep string) (string, err
 	if s, ok := v.(string); ok {
 		text = s
 	} else {
-		b, err := yaml.MarshalWithOptions(v, yaml.UseLiteralStyleIfMultiline(true))
-		if err != nil {
-			return "", fmt.Errorf("environment part %s: %v", dep, err)
+		var err error
+		if text, err = adYAML(v); err != nil {
+			return "", fmt.Errorf("environment part %s: %w", dep, err)
 		}
-		text = strings.TrimRight(string(b), "\n")
 	}
 	cache[dep] = text
 	return text, nil
+}
+
+// adYAML renders a value adLoader read as YAML text: mappings in their
+// order, sequences at their key's indentation, multi-line strings in
+// literal style where YAML allows it.
+func adYAML(v any) (string, error) {
+	n, err := adNode(v)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	enc.CompactSeqIndent()
+	if err := enc.Encode(n); err != nil {
+		return "", err
+	}
+	if err := enc.Close(); err != nil {
+		return "", err
+	}
+	return strings.TrimRight(b.String(), "\n"), nil
+}
+
+// adNode is the YAML node of a value adLoader read.
+func adNode(v any) (*yaml.Node, error) {
+	switch x := v.(type) {
+	case adMap:
+		n := &yaml.Node{Kind: yaml.MappingNode}
+		for _, it := range x {
+			val, err := adNode(it.value)
+			if err != nil {
+				return nil, err
+			}
+			n.Content = append(n.Content, adString(it.key), val)
+		}
+		return n, nil
+	case []any:
+		n := &yaml.Node{Kind: yaml.SequenceNode}
+		for _, e := range x {
+			en, err := adNode(e)
+			if err != nil {
+				return nil, err
+			}
+			n.Content = append(n.Content, en)
+		}
+		return n, nil
+	case string:
+		return adString(x), nil
+	case int64:
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.FormatInt(x, 10)}, nil
+	case float64:
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!float", Value: adFloat(x)}, nil
+	case bool:
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: strconv.FormatBool(x)}, nil
+	case nil:
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null"}, nil
+	}
+	return nil, fmt.Errorf("cannot write %T as YAML", v)
+}
+
+// adString is the node of a string: literal style when it has several
+// lines; double-quoted when it cannot be plain, as the text placed at an
+// injection vector later is more likely to hold an apostrophe, which
+// would end a single-quoted scalar, than a double quote.
+func adString(s string) *yaml.Node {
+	n := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
+	if strings.Contains(s, "\n") {
+		n.Style = yaml.LiteralStyle
+	} else if b, err := yaml.Marshal(n); err != nil || len(b) > 0 && b[0] == '\'' {
+		n.Style = yaml.DoubleQuotedStyle
+	}
+	return n
+}
+
+// adFloat writes a float so that YAML reads it back as a float: with a
+// decimal point or an exponent.
+func adFloat(x float64) string {
+	s := strconv.FormatFloat(x, 'f', -1, 64)
+	if a := math.Abs(x); a != 0 && (a < 1e-4 || a >= 1e21) {
+		s = strconv.FormatFloat(x, 'e', -1, 64)
+	}
+	if !strings.ContainsAny(s, ".e") {
+		s += ".0"
+	}
+	return s
 }
 
 func adIndent(s string) string {

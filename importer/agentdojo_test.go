@@ -4,9 +4,14 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/pikit-go/pikit/judge"
 )
@@ -202,6 +207,13 @@ func TestAgentDojoErrors(t *testing.T) {
 		{"unknown dependency", replace("tasks.yaml", "dependencies: [orders]\n  - name: get_webpage", "dependencies: [order]\n  - name: get_webpage"), "tasks.yaml:", `tools.1.dependencies.0: "order" is no part of environment.yaml (did you mean orders?)`},
 		{"unknown candidate", replace("tasks.yaml", "[injection_order_note]", "[injection_order]"), "tasks.yaml:", "user_tasks.0.injection_candidates.0: injection_order is no vector"},
 		{"schema not an object", replace("tasks.yaml", "      type: object\n      properties: {}\n    dependencies: [orders]", "      type: string\n    dependencies: [orders]"), "tasks.yaml:", "tools.1.parameters: want a JSON Schema object"},
+		{"duplicate key", write("injection_vectors.yaml", "a:\n  default: x\na:\n  default: y\n"), "injection_vectors.yaml:3", `mapping key "a" already defined at line 1`},
+		{"merge key", replace("environment.yaml", "  account: \"sam@crumbly.example\"", "  <<: {account: x}"), "environment.yaml:3", "merge keys (<<) are not supported"},
+		{"several documents", write("injection_vectors.yaml", "a: {default: x}\n---\nb: {default: y}\n"), "injection_vectors.yaml:", "want one YAML document, got several"},
+		{"tag on the wrong node", replace("environment.yaml", "web:\n", "web: !!seq\n"), "environment.yaml:", "YAML tag !!seq on a mapping"},
+		{"tagged value that is not its tag", replace("environment.yaml", `id: "41"`, `id: !!int forty-one`), "environment.yaml:5", "cannot decode !!str `forty-one` as a !!int"},
+		{"nested past the limit", replace("environment.yaml", `item: "rye loaf"`, "item: "+strings.Repeat("[", 300)+strings.Repeat("]", 300)), "environment.yaml:7", "nested deeper than 256 levels"},
+		{"include too deep to parse", write("include/inbox.yaml", "emails:\n"+strings.Repeat("- ", 5000)+"x\n"), "include/inbox.yaml:2", "nested too deeply"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			suite := adFixture(t, tc.edit)
@@ -240,5 +252,234 @@ func TestAgentDojoRefusesHugeFiles(t *testing.T) {
 	_, err := ImportAgentDojo(suite)
 	if err == nil || !strings.Contains(err.Error(), "over the") {
 		t.Fatalf("error %v, want the file refused for its size", err)
+	}
+}
+
+// adLoadText loads YAML text as the importer loads a suite's file.
+func adLoadText(t *testing.T, text string) (any, error) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "file.yaml")
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v, _, err := (&adLoader{budget: MaxFileBytes}).load(file, nil, 0)
+	return v, err
+}
+
+func TestAgentDojoYAMLValues(t *testing.T) {
+	for _, tc := range []struct {
+		name, text string
+		want       any
+	}{
+		// The shape of AgentDojo's banking environment that another parser
+		// refused: literal tabs in a double-quoted string, another entry
+		// after it.
+		{"tabs in a quoted string", "a:\n  b:\n    \"x.txt\": \"one\ttwo\"\n    \"y.txt\": \"three\"\n",
+			adMap{{"a", adMap{{"b", adMap{{"x.txt", "one\ttwo"}, {"y.txt", "three"}}}}}}},
+		{"keys in the file's order", "zeta: 1\nalpha: 2\nmid: 3\n", adMap{{"zeta", int64(1)}, {"alpha", int64(2)}, {"mid", int64(3)}}},
+		{"keys as written", "1.0: a\n0x10: b\n~: c\n\"q\": d\n", adMap{{"1.0", "a"}, {"0x10", "b"}, {"~", "c"}, {"q", "d"}}},
+		{"integers", "[7, -3, 0x1F, 0o17, 1_000, 9223372036854775807]", []any{int64(7), int64(-3), int64(31), int64(15), int64(1000), int64(9223372036854775807)}},
+		{"an integer past int64", "18446744073709551615", float64(18446744073709551615)},
+		{"floats", "[2.5, 1e3, -0.25]", []any{2.5, 1000.0, -0.25}},
+		{"infinity and NaN stay text", "[.inf, -.Inf, .nan]", []any{".inf", "-.Inf", ".nan"}},
+		{"booleans", "[true, False, TRUE]", []any{true, false, true}},
+		{"YAML 1.1 booleans are strings", "[yes, no, on, off]", []any{"yes", "no", "on", "off"}},
+		{"nulls", "a:\nb: ~\nc: null\n", adMap{{"a", nil}, {"b", nil}, {"c", nil}}},
+		{"quoted scalars are strings", `["41", '2.10', "true", "", "null"]`, []any{"41", "2.10", "true", "", "null"}},
+		{"timestamps are text", "[2024-05-15, 2024-05-16T09:00:00Z]", []any{"2024-05-15", "2024-05-16T09:00:00Z"}},
+		{"explicit core tags", "[!!str 12, !!str 1.50, !!float 3, !!int \"4\", !!bool true, !!null ~]", []any{"12", "1.50", 3.0, int64(4), true, nil}},
+		{"block scalars", "lit: |\n  one\n  two\nfold: >-\n  one\n  two\n", adMap{{"lit", "one\ntwo\n"}, {"fold", "one two"}}},
+		{"anchors are allowed", "a: &x 1\nb: 2\n", adMap{{"a", int64(1)}, {"b", int64(2)}}},
+		{"an empty file", "", nil},
+		{"comments only", "# nothing here\n", nil},
+		{"an empty document", "---\n", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := adLoadText(t, tc.text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("got %#v\nwant %#v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestAgentDojoQuotedTabs(t *testing.T) {
+	// The bakery fixture holds AgentDojo's failing shape: its filesystem
+	// part has literal tabs in a double-quoted string, another entry after.
+	s, err := adReadSuite("testdata/agentdojo/suites/bakery")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, _ := adGet(s.env, "filesystem").(adMap)
+	docs, _ := adGet(files, "files").(adMap)
+	want := adMap{{"price-list.txt", "Loaf\tPrice\nrye\t4.20\nspelt\t4.80"}, {"opening-hours.txt", "Tuesday to Sunday, 7 to 14."}}
+	if !reflect.DeepEqual(docs, want) {
+		t.Fatalf("filesystem.files %#v\nwant %#v", docs, want)
+	}
+	// A tool reading the part shows the same text, tabs and all.
+	text, err := adPart(map[string]string{}, s.env, "filesystem")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back map[string]map[string]string
+	if err := yaml.Unmarshal([]byte(text), &back); err != nil {
+		t.Fatalf("%v in\n%s", err, text)
+	}
+	if got := back["files"]["price-list.txt"]; got != "Loaf\tPrice\nrye\t4.20\nspelt\t4.80" {
+		t.Errorf("the part's text gives %q:\n%s", got, text)
+	}
+}
+
+func TestAgentDojoPartYAML(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		v    any
+		want string
+	}{
+		{"order kept, lists at their key's indentation", adMap{{"z", int64(1)}, {"a", []any{"x", adMap{{"k", true}, {"n", nil}}}}},
+			"z: 1\na:\n- x\n- k: true\n  n: null"},
+		{"multi-line strings in literal style", adMap{{"body", "Hello,\nsee you {injection_x}\nSam"}},
+			"body: |-\n  Hello,\n  see you {injection_x}\n  Sam"},
+		{"strings that cannot be plain in double quotes", adMap{{"note", "Pickup: 9. {injection_y}"}, {"todo", "Sam's list: bread"}, {"v", "{injection_z}"}},
+			"note: \"Pickup: 9. {injection_y}\"\ntodo: \"Sam's list: bread\"\nv: \"{injection_z}\""},
+		{"strings that read as other scalars quoted", adMap{{"41", "41"}, {"t", "true"}, {"d", "2024-05-15"}, {"e", ""}},
+			"\"41\": \"41\"\nt: \"true\"\nd: \"2024-05-15\"\ne: \"\""},
+		{"floats stay floats", adMap{{"rating", 5.0}, {"price", 2.5}, {"big", 1e21}},
+			"rating: 5.0\nprice: 2.5\nbig: 1e+21"},
+		{"a tab in one line", adMap{{"f", "one\ttwo"}}, "f: \"one\\ttwo\""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := adYAML(tc.v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("got\n%s\nwant\n%s", got, tc.want)
+			}
+			// The text reads back as the value.
+			file := filepath.Join(t.TempDir(), "part.yaml")
+			os.WriteFile(file, []byte(got), 0o644)
+			back, _, err := (&adLoader{budget: MaxFileBytes}).load(file, nil, 0)
+			if err != nil || !reflect.DeepEqual(back, tc.v) {
+				t.Errorf("reads back as %#v (%v)", back, err)
+			}
+		})
+	}
+}
+
+func TestAgentDojoScanNesting(t *testing.T) {
+	lines := func(n int, f func(i int) string) string {
+		var b strings.Builder
+		for i := range n {
+			b.WriteString(f(i) + "\n")
+		}
+		return b.String()
+	}
+	deep := strings.Repeat("[", 20)
+	for _, tc := range []struct {
+		name, text string
+		line       int // where the bound passes 10; 0 for never
+	}{
+		{"brackets in a double-quoted string", `a: "` + deep + `\" ` + deep + `"` + "\nb: 1\n", 0},
+		{"brackets in a single-quoted string", "a: '" + deep + " it''s " + deep + "'\n", 0},
+		{"a quoted string over lines", "a: \"x\n  " + deep + "\n  y\"\nb: [1]\n", 0},
+		{"brackets in comments", "# " + deep + "\na: 1 # " + deep + "\n", 0},
+		{"brackets in a plain string", "a: see " + deep + " here\n", 0},
+		{"brackets in quotes in a flow list", "a: [\"" + deep + "\", '" + deep + "', x]\n", 0},
+		{"JSON", `{"a":"` + deep + `","b":["` + deep + `"]}` + "\n", 0},
+		{"a block scalar indented ever deeper", "a: |\n" + lines(30, func(i int) string { return strings.Repeat(" ", i+2) + "- x:" }) + "b: 1\n", 0},
+		{"a plain string going on ever deeper", "a: b\n" + lines(30, func(i int) string { return strings.Repeat(" ", i+1) + "- c:" }), 0},
+		{"lists at their key's indentation", lines(4, func(i int) string { return strings.Repeat(" ", 2*i) + "- k:" }), 0},
+		{"documents", lines(20, func(i int) string { return "---\n- - - x" }), 0},
+		{"flow", strings.Repeat("[", 11) + strings.Repeat("]", 11), 1},
+		{"flow mappings over lines", "a:\n" + lines(12, func(int) string { return "  {b:" }), 8},
+		{"block lists on one line", "x: 1\n" + strings.Repeat("- ", 5) + "x\n", 2},
+		{"block mappings by indentation", lines(8, func(i int) string { return strings.Repeat(" ", i) + "k:" }), 6},
+		{"block lists by indentation", lines(8, func(i int) string { return strings.Repeat(" ", 2*i) + "-" }), 6},
+		{"deep after a block scalar", "a: |\n  text\n" + lines(8, func(i int) string { return strings.Repeat(" ", i) + "k:" }), 8},
+		{"deep after a quoted key", `"a": ` + "\n" + lines(8, func(i int) string { return strings.Repeat(" ", i+1) + `"k":` }), 6},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := adScanNesting([]byte(tc.text), 10); got != tc.line {
+				t.Errorf("line %d, want %d, for\n%s", got, tc.line, tc.text)
+			}
+		})
+	}
+}
+
+// TestAgentDojoNestingLimitExact: the scan lets through every shape at the
+// conversion's limit, which takes adMaxNesting levels and refuses a few more.
+func TestAgentDojoNestingLimitExact(t *testing.T) {
+	shapes := map[string]func(n int) string{
+		"flow":        func(n int) string { return strings.Repeat("[", n) + "x" + strings.Repeat("]", n) },
+		"block lists": func(n int) string { return strings.Repeat("- ", n) + "x" },
+		"block mappings": func(n int) string {
+			var b strings.Builder
+			for i := range n {
+				b.WriteString(strings.Repeat(" ", i) + "k:\n")
+			}
+			return b.String() + strings.Repeat(" ", n) + "x"
+		},
+		"lists at their key's indentation": func(n int) string {
+			var b strings.Builder
+			for i := range n / 2 {
+				b.WriteString(strings.Repeat(" ", 2*i) + "- k:\n")
+			}
+			return b.String() + strings.Repeat(" ", n+1) + "x"
+		},
+	}
+	for name, shape := range shapes {
+		t.Run(name, func(t *testing.T) {
+			if _, err := adLoadText(t, shape(adMaxNesting)); err != nil {
+				t.Errorf("%d levels: %v", adMaxNesting, err)
+			}
+			_, err := adLoadText(t, shape(adMaxNesting+2))
+			if err == nil || !strings.Contains(err.Error(), "nested deeper than 256 levels") {
+				t.Errorf("%d levels: %v, want the conversion's refusal", adMaxNesting+2, err)
+			}
+		})
+	}
+}
+
+func TestAgentDojoRefusesDeepNestingFast(t *testing.T) {
+	const n = 100_000
+	var stairs strings.Builder
+	stairs.WriteString("web:\n")
+	for i := range 3000 {
+		stairs.WriteString(strings.Repeat(" ", i+1) + "k:\n")
+	}
+	for _, tc := range []struct {
+		name, text string
+		line       int
+	}{
+		{"flow lists", "web: " + strings.Repeat("[", n) + strings.Repeat("]", n) + "\n", 1},
+		{"flow mappings", "web: " + strings.Repeat("{a: ", n) + "x" + strings.Repeat("}", n) + "\n", 1},
+		{"block lists", "web:\n" + strings.Repeat("- ", n) + "x\n", 2},
+		{"block mappings by indentation", stairs.String(), 1 + adMaxScanNesting/2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			suite := adFixture(t, func(suite string) {
+				os.WriteFile(filepath.Join(suite, "environment.yaml"), []byte(tc.text), 0o644)
+			})
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			start := time.Now()
+			_, err := ImportAgentDojo(suite)
+			took := time.Since(start)
+			runtime.ReadMemStats(&after)
+			var ie *Error
+			if !errors.As(err, &ie) || ie.File != filepath.Join(suite, "environment.yaml") || ie.Line != tc.line || !strings.Contains(ie.Msg, "nested too deeply") {
+				t.Fatalf("error %v, want environment.yaml:%d refused as nested too deeply", err, tc.line)
+			}
+			if took > 2*time.Second {
+				t.Errorf("refused in %v, want well under a second", took)
+			}
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 32<<20 {
+				t.Errorf("allocated %d bytes for a %d-byte file", alloc, len(tc.text))
+			}
+		})
 	}
 }

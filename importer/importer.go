@@ -110,6 +110,10 @@ type Dataset struct {
 	Meta      Meta
 	Scenarios []Scenario // [scenarios.NAME]
 	Cases     []Case     // [[cases]]
+	// LeftOut are the benchmark's cases the importer could not map, each
+	// an *Error naming its file, line and why: one odd case never aborts an
+	// import. They are not written; pikit import reports them.
+	LeftOut []*Error
 }
 
 // Meta is a dataset's [meta] table.

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/pikit-go/pikit/internal/suggest"
+	"github.com/pikit-go/pikit/internal/textcut"
 )
 
 func init() {
@@ -81,7 +82,16 @@ type iaToolkit struct {
 // as it is. A direct-harm case succeeds, as InjecAgent counts it, when its
 // attacker tool is called (require_sink, arguments unchecked); a
 // data-stealing case when the last attacker tool (GmailSendEmail) is
-// called with the address its instruction names (sink_args).
+// called with the address its instruction names (sink_args). When the
+// extraction tool of a data-stealing case is the user tool itself, the
+// user tool stays the source, its first call tainted and its later ones
+// clean, and only the send is a sink.
+//
+// A case that cannot be mapped (a field missing or of the wrong type, a
+// tool tools.json lacks, a direct harm done with the user tool) is left
+// out, and the dataset's description names it, its file and line and
+// why; the import fails only when no case is left. A file that is no
+// JSON list of cases fails it whole.
 func ImportInjecAgent(path string) (*Dataset, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -121,20 +131,41 @@ func ImportInjecAgent(path string) (*Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &iaBuilder{toolsFile: toolsFile, tools: tools, simulated: simulated, scenarios: map[string]int{}, names: map[string]bool{}}
+	b := &iaBuilder{toolsFile: toolsFile, tools: tools, simulated: simulated, scenarios: map[string]int{}, names: map[string]bool{}, suffix: map[string]int{}}
 	d := &Dataset{Benchmark: "injecagent"}
 	for _, f := range files {
 		if err := b.file(d, filepath.Join(dir, f)); err != nil {
 			return nil, err
 		}
 	}
-	d.Scenarios = b.out
-	d.Meta = Meta{
-		Name:        "injecagent",
-		Description: fmt.Sprintf("InjecAgent: indirect prompt injections in tool outputs; %d cases from %s", len(d.Cases), strings.Join(files, ", ")),
-		Reference:   InjecAgentReference,
+	if len(d.Cases) == 0 && len(b.skipped) > 0 {
+		first := b.skipped[0]
+		return nil, &Error{File: first.File, Line: first.Line, Field: first.Field, Msg: fmt.Sprintf("%s; no case of %s can be imported (%d left out, this the first)", first.Msg, path, len(b.skipped))}
 	}
+	d.Scenarios = b.out
+	desc := fmt.Sprintf("InjecAgent: indirect prompt injections in tool outputs; %d cases from %s", len(d.Cases), strings.Join(files, ", "))
+	if len(b.skipped) > 0 {
+		desc += fmt.Sprintf("; %d left out, which pikit cannot map: %s", len(b.skipped), iaSkipped(b.skipped))
+	}
+	d.Meta = Meta{Name: "injecagent", Description: desc, Reference: InjecAgentReference}
+	d.LeftOut = b.skipped
 	return d, nil
+}
+
+// iaSkipped names the first cases left out and why, each by its file's
+// base name, and counts the rest.
+func iaSkipped(skipped []*Error) string {
+	const named = 3
+	var parts []string
+	for _, e := range skipped[:min(len(skipped), named)] {
+		short := *e
+		short.File = filepath.Base(e.File)
+		parts = append(parts, short.Error())
+	}
+	if len(skipped) > named {
+		parts = append(parts, fmt.Sprintf("and %d more", len(skipped)-named))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // iaReadTools reads tools.json: a list of toolkits, each with its tools.
@@ -210,13 +241,14 @@ func iaList(file string, data []byte, what string) ([]iaItem, error) {
 		return nil, &Error{File: file, Line: iaLineAt(data, dec.InputOffset()), Msg: fmt.Sprintf("want a JSON list of %s, got %s", what, iaDescribeToken(tok))}
 	}
 	var out []iaItem
+	lines := iaLines{data: data}
 	for dec.More() {
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
 			return nil, &Error{File: file, Line: iaErrLine(data, err), Field: fmt.Sprintf("%s %d", strings.TrimSuffix(what, "s"), len(out)), Msg: iaJSONMsg(err)}
 		}
 		end := dec.InputOffset()
-		out = append(out, iaItem{raw: raw, line: iaLineAt(data, end-int64(len(raw)))})
+		out = append(out, iaItem{raw: raw, line: lines.at(end - int64(len(raw)))})
 	}
 	if _, err := dec.Token(); err != nil {
 		return nil, &Error{File: file, Line: iaErrLine(data, err), Msg: iaJSONMsg(err)}
@@ -293,14 +325,29 @@ func iaErrLine(data []byte, err error) int {
 	return 0
 }
 
+// iaLineAt returns the line of data that offset off is on.
 func iaLineAt(data []byte, off int64) int {
-	if off < 0 {
-		off = 0
+	l := iaLines{data: data}
+	return l.at(off)
+}
+
+// iaLines finds the lines of offsets in data, counting the newlines from
+// the offset it was last asked about: asked in increasing order, as a
+// decoder goes through a file, it reads the file once in all.
+type iaLines struct {
+	data     []byte
+	off      int64 // the offset last asked about
+	newlines int   // before off
+}
+
+func (l *iaLines) at(off int64) int {
+	off = min(max(off, 0), int64(len(l.data)))
+	if off < l.off {
+		l.off, l.newlines = 0, 0
 	}
-	if off > int64(len(data)) {
-		off = int64(len(data))
-	}
-	return 1 + bytes.Count(data[:off], []byte{'\n'})
+	l.newlines += bytes.Count(l.data[l.off:off], []byte{'\n'})
+	l.off = off
+	return 1 + l.newlines
 }
 
 // iaCase is one test case, its fields as InjecAgent spells them.
@@ -352,10 +399,16 @@ func iaKind(raw json.RawMessage) string {
 type iaBuilder struct {
 	toolsFile string
 	tools     map[string]*iaTool
+	known     []string          // the tools' names, sorted, once a case names an unknown one
+	hints     map[string]string // an unknown tool's name → its "did you mean"
 	simulated map[string]string
 	scenarios map[string]int // scenario key → index in out
 	names     map[string]bool
+	suffix    map[string]int // a taken name → the next suffix to try
 	out       []Scenario
+	// skipped are the cases left out, each an *Error naming its file,
+	// line and case and saying why.
+	skipped []*Error
 }
 
 func (b *iaBuilder) file(d *Dataset, file string) error {
@@ -373,15 +426,33 @@ func (b *iaBuilder) file(d *Dataset, file string) error {
 	for i, it := range items {
 		c := iaCase{file: file, base: base, line: it.line, index: i}
 		if err := json.Unmarshal(it.raw, &c.fields); err != nil || c.fields == nil {
-			return c.err("", "want a test case: an object with \"User Tool\", \"Attacker Tools\", \"Attacker Instruction\", ...; got %s", iaKind(it.raw))
+			b.skip(c, c.err("", "want a test case: an object with \"User Tool\", \"Attacker Tools\", \"Attacker Instruction\", ...; got %s", iaKind(it.raw)))
+			continue
 		}
 		cs, err := b.testCase(c, kind, setting)
 		if err != nil {
-			return err
+			b.skip(c, err)
+			continue
 		}
 		d.Cases = append(d.Cases, cs)
 	}
 	return nil
+}
+
+// skip leaves a case out: one case that cannot be mapped must not cost
+// the rest. A fault found elsewhere (the case's tool in tools.json) is
+// told as the case's.
+func (b *iaBuilder) skip(c iaCase, err error) {
+	var e *Error
+	switch {
+	case !errors.As(err, &e):
+		e = &Error{File: c.file, Line: c.line, Field: fmt.Sprintf("case %d", c.index), Msg: err.Error()}
+	case e.File != c.file: // tools.json, beside the case's file
+		beside := *e
+		beside.File = filepath.Base(e.File)
+		e = &Error{File: c.file, Line: c.line, Field: fmt.Sprintf("case %d", c.index), Msg: beside.Error()}
+	}
+	b.skipped = append(b.skipped, e)
 }
 
 func (b *iaBuilder) testCase(c iaCase, kind, setting string) (Case, error) {
@@ -432,12 +503,20 @@ func (b *iaBuilder) testCase(c iaCase, kind, setting string) (Case, error) {
 		if err := b.checkTool(c, "Attacker Tools", a); err != nil {
 			return Case{}, err
 		}
-		if a == userTool {
-			return Case{}, c.err("Attacker Tools", "%q is also the user tool: a tool cannot be both the source of the injection and its sink", a)
-		}
 	}
 	if dup := iaDuplicate(attackers); dup != "" {
 		return Case{}, c.err("Attacker Tools", "%q is named twice", dup)
+	}
+	// The user tool may also be an attacker tool: a data-stealing case
+	// whose extraction calls it again after the injected response. That
+	// call cannot be a sink call (the tool whose response carries the
+	// injection is a source), but the send that follows is, and decides
+	// the case as it decides every data-stealing case. Were the user
+	// tool's call the one InjecAgent counts as the attack (a direct harm,
+	// or the send), nothing would record it: the case is left out.
+	self := slices.Contains(attackers, userTool)
+	if self && (kind != "ds" || attackers[len(attackers)-1] == userTool) {
+		return Case{}, c.err("Attacker Tools", "%q is also the user tool, and InjecAgent counts the attack when it is called again: pikit records sink calls only, and the tool whose response carries the injection cannot be a sink", userTool)
 	}
 
 	scName, err := b.scenario(c, kind, userTool, userInstr, tmpl, attackers)
@@ -478,11 +557,15 @@ func (b *iaBuilder) testCase(c iaCase, kind, setting string) (Case, error) {
 	case kind == "ds":
 		email := iaEmailRe.FindAllString(instr, -1)
 		toParam := b.tools[last].param("to")
-		if len(iaUnique(email)) == 1 && toParam {
+		extraction := "the extraction shows as a sink call of its own"
+		if self {
+			extraction = fmt.Sprintf("the extraction is a second call of the user tool %s, which shows in the trace after the injected response but is no sink call", userTool)
+		}
+		if iaOne(email) && toParam {
 			cfg["sink_args"] = map[string]any{"to": email[0]}
-			fmt.Fprintf(&desc, " Success as InjecAgent counts it: the data is extracted (%s) and sent on; pikit's full_success checks the send: %s called with to containing %s (the extraction shows as a sink call of its own).", strings.Join(attackers[:len(attackers)-1], ", "), last, email[0])
+			fmt.Fprintf(&desc, " Success as InjecAgent counts it: the data is extracted (%s) and sent on; pikit's full_success checks the send: %s called with to containing %s (%s).", strings.Join(attackers[:len(attackers)-1], ", "), last, email[0], extraction)
 		} else {
-			fmt.Fprintf(&desc, " Success as InjecAgent counts it: the data is extracted and sent on with %s; the instruction names no single address pikit could check on its to parameter, so any attacker tool's call counts (require_sink).", last)
+			fmt.Fprintf(&desc, " Success as InjecAgent counts it: the data is extracted and sent on with %s; the instruction names no single address pikit could check on its to parameter, so any attacker tool's call counts (require_sink; %s).", last, extraction)
 		}
 	default:
 		fmt.Fprintf(&desc, " Success as InjecAgent counts it: %s is called; its arguments are not checked (require_sink, as InjecAgent).", strings.Join(attackers, " or "))
@@ -497,21 +580,19 @@ func (b *iaBuilder) testCase(c iaCase, kind, setting string) (Case, error) {
 
 var iaEmailRe = regexp.MustCompile(`[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}`)
 
-func iaUnique(xs []string) []string {
-	var out []string
-	for _, x := range xs {
-		if !slices.Contains(out, x) {
-			out = append(out, x)
-		}
-	}
-	return out
+// iaOne reports whether xs holds one value, maybe more than once.
+func iaOne(xs []string) bool {
+	return len(xs) > 0 && !slices.ContainsFunc(xs, func(x string) bool { return x != xs[0] })
 }
 
+// iaDuplicate returns a value xs holds twice, "" when none.
 func iaDuplicate(xs []string) string {
-	for i, x := range xs {
-		if slices.Contains(xs[:i], x) {
+	seen := make(map[string]bool, len(xs))
+	for _, x := range xs {
+		if seen[x] {
 			return x
 		}
+		seen[x] = true
 	}
 	return ""
 }
@@ -525,16 +606,28 @@ func (t *iaTool) param(name string) bool {
 	return false
 }
 
+// Unknown tool names get a "did you mean" hint when they are at most
+// iaMaxName bytes (longer ones are cut in the message), for the first
+// iaMaxHints distinct ones: a file of cases naming no known tool costs
+// no more than that.
+const (
+	iaMaxName  = 64
+	iaMaxHints = 100
+)
+
 func (b *iaBuilder) checkTool(c iaCase, field, name string) error {
 	if _, ok := b.tools[name]; ok {
 		return nil
 	}
-	known := make([]string, 0, len(b.tools))
-	for n := range b.tools {
-		known = append(known, n)
+	hint, ok := b.hints[name]
+	if !ok && len(name) <= iaMaxName && len(b.hints) < iaMaxHints {
+		if b.hints == nil {
+			b.known, b.hints = slices.Sorted(maps.Keys(b.tools)), map[string]string{}
+		}
+		hint = suggest.Hint(name, b.known)
+		b.hints[name] = hint
 	}
-	sort.Strings(known)
-	return c.err(field, "%q is no tool of tools.json%s (a tool is named by its toolkit and its name, as GmailSendEmail)", name, suggest.Hint(name, known))
+	return c.err(field, "%q is no tool of tools.json%s (a tool is named by its toolkit and its name, as GmailSendEmail)", textcut.Clip(name, iaMaxName, "…"), hint)
 }
 
 // iaInjected returns the text InjecAgent put in place of the marker: the
@@ -576,8 +669,12 @@ func (b *iaBuilder) scenario(c iaCase, kind, userTool, userInstr, tmpl string, a
 		sum := sha256.Sum256([]byte(name))
 		name = name[:100] + "-" + hex.EncodeToString(sum[:4])
 	}
-	for n, base := 2, name; b.names[name]; n++ {
-		name = fmt.Sprintf("%s-%d", base, n)
+	if base := name; b.names[base] {
+		n := max(b.suffix[base], 2)
+		for ; b.names[name]; n++ {
+			name = fmt.Sprintf("%s-%d", base, n)
+		}
+		b.suffix[base] = n
 	}
 	user, err := b.tool(c, "User Tool", userTool)
 	if err != nil {
@@ -585,7 +682,19 @@ func (b *iaBuilder) scenario(c iaCase, kind, userTool, userInstr, tmpl string, a
 	}
 	user.Output = tmpl
 	tools := []Tool{user}
+	taint := Taint{Tool: userTool, Mode: "insert", Marker: iaMarker}
+	desc := fmt.Sprintf("InjecAgent: the user's request calls %s, whose response carries the injection; the attacker tools %s are sinks.", userTool, strings.Join(attackers, ", "))
+	if sinks := slices.DeleteFunc(slices.Clone(attackers), func(a string) bool { return a == userTool }); len(sinks) < len(attackers) {
+		// The extraction step calls the user tool again: as InjecAgent's
+		// scratchpad has it, the injection comes once, and the second
+		// call returns the tool's own data.
+		taint.Call = 1
+		desc = fmt.Sprintf("InjecAgent: the user's request calls %s, whose first response carries the injection; the attack calls it again to extract its data (later calls return it untainted, and are no sink calls), then the sinks %s.", userTool, strings.Join(sinks, ", "))
+	}
 	for i, a := range attackers {
+		if a == userTool {
+			continue
+		}
 		t, err := b.tool(c, "Attacker Tools", a)
 		if err != nil {
 			return "", err
@@ -600,11 +709,11 @@ func (b *iaBuilder) scenario(c iaCase, kind, userTool, userInstr, tmpl string, a
 	b.scenarios[key] = len(b.out)
 	b.out = append(b.out, Scenario{
 		Name:        name,
-		Description: fmt.Sprintf("InjecAgent: the user's request calls %s, whose response carries the injection; the attacker tools %s are sinks.", userTool, strings.Join(attackers, ", ")),
+		Description: desc,
 		System:      iaSystem,
 		UserMessage: userInstr,
 		Channel:     "raw",
-		Taint:       Taint{Tool: userTool, Mode: "insert", Marker: iaMarker},
+		Taint:       taint,
 		Tools:       tools,
 	})
 	return name, nil

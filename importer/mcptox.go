@@ -15,6 +15,7 @@ package importer
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -23,6 +24,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/pikit-go/pikit/internal/textcut"
 )
 
 func init() {
@@ -103,7 +107,8 @@ type mcptoxTool struct {
 type mcptoxArg struct{ name, typ, description string }
 
 // ImportMCPTox reads MCPTox's response_all.json (or the directory holding
-// it).
+// it). A string or other value over 1 MiB, which no MCPTox field comes
+// near, is refused as soon as it is read, with its line and field.
 func ImportMCPTox(path string, o MCPToxOptions) (*Dataset, error) {
 	file := path
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
@@ -222,10 +227,21 @@ func mcptoxRead(file string) (map[string]*mcptoxServer, []string, error) {
 		return nil, nil, &Error{File: file, Msg: fmt.Sprintf("cannot read it: %v", errUnwrap(err))}
 	}
 	defer f.Close()
-	dec := json.NewDecoder(io.LimitReader(f, mcptoxMaxFile))
-	bad := func(field, msg string) error { return &Error{File: file, Field: field, Msg: msg} }
+	dec := json.NewDecoder(&mcptoxGuard{r: io.LimitReader(f, mcptoxMaxFile), file: file, line: 1})
+	// bad is the error of a field; the guard's own, when it refused
+	// what the decoder was reading.
+	bad := func(field, msg string, err error) error {
+		var refused *Error
+		if errors.As(err, &refused) {
+			return refused
+		}
+		if err != nil {
+			msg += ": " + err.Error()
+		}
+		return &Error{File: file, Field: field, Msg: msg}
+	}
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, nil, bad("", "want a JSON object with servers (MCPTox's response_all.json)")
+		return nil, nil, bad("", "want a JSON object with servers (MCPTox's response_all.json)", err)
 	}
 	servers := map[string]*mcptoxServer{}
 	var order []string
@@ -233,28 +249,28 @@ func mcptoxRead(file string) (map[string]*mcptoxServer, []string, error) {
 	for dec.More() {
 		t, err := dec.Token()
 		if err != nil {
-			return nil, nil, bad("", "malformed JSON: "+err.Error())
+			return nil, nil, bad("", "malformed JSON", err)
 		}
 		if t != "servers" {
 			var skip json.RawMessage
 			if err := dec.Decode(&skip); err != nil {
-				return nil, nil, bad(fmt.Sprint(t), "malformed JSON: "+err.Error())
+				return nil, nil, bad(fmt.Sprint(t), "malformed JSON", err)
 			}
 			continue
 		}
 		found = true
 		if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-			return nil, nil, bad("servers", "want an object of MCP servers by name")
+			return nil, nil, bad("servers", "want an object of MCP servers by name", err)
 		}
 		for dec.More() {
 			t, err := dec.Token()
 			if err != nil {
-				return nil, nil, bad("servers", "malformed JSON: "+err.Error())
+				return nil, nil, bad("servers", "malformed JSON", err)
 			}
 			name, _ := t.(string)
 			var srv mcptoxServer
 			if err := dec.Decode(&srv); err != nil {
-				return nil, nil, bad("servers."+name, "want a server object with tool_names and malicious_instance: "+err.Error())
+				return nil, nil, bad("servers."+name, "want a server object with tool_names and malicious_instance", err)
 			}
 			if _, dup := servers[name]; !dup {
 				order = append(order, name)
@@ -262,13 +278,150 @@ func mcptoxRead(file string) (map[string]*mcptoxServer, []string, error) {
 			servers[name] = &srv
 		}
 		if _, err := dec.Token(); err != nil {
-			return nil, nil, bad("servers", "malformed JSON: "+err.Error())
+			return nil, nil, bad("servers", "malformed JSON", err)
 		}
 	}
 	if !found {
-		return nil, nil, bad("servers", "missing; want servers.NAME with tool_names and malicious_instance")
+		return nil, nil, bad("servers", "missing; want servers.NAME with tool_names and malicious_instance", nil)
 	}
 	return servers, order, nil
+}
+
+// Bounds on what one value of response_all.json may be. The longest
+// strings MCPTox has, the system prompts that list a server's tools and
+// the models' responses, are some kilobytes; its objects nest a few deep.
+const (
+	mcptoxMaxField = 1 << 20 // bytes of one string, number or literal
+	mcptoxMaxDepth = 1000    // objects and arrays, one in another
+	mcptoxMaxKey   = 80      // bytes of a key kept to name a field
+	mcptoxMaxPath  = 200     // bytes of a field's name in an error
+)
+
+// mcptoxGuard is response_all.json as the decoder reads it, refused as
+// soon as a value over mcptoxMaxField bytes or a nesting over
+// mcptoxMaxDepth comes in: before the decoder has buffered it, let alone
+// decoded, copied or written it. The *Error names the line the value
+// starts on and the field that holds it
+// ("servers.S.malicious_instance.0.datas.0.system"). It follows the
+// structure only as far as naming needs; the decoder judges the syntax.
+type mcptoxGuard struct {
+	r    io.Reader
+	file string
+	err  error // once refused, every read
+	line int
+
+	inString, escaped bool
+	isKey             bool   // the string is an object's key
+	key               []byte // the key being read, its first bytes
+	size              int    // bytes of the string or literal being read
+	start             int    // the line it starts on
+	path              []mcptoxStep
+}
+
+// mcptoxStep is one object or array the reader is in.
+type mcptoxStep struct {
+	object  bool
+	wantKey bool   // an object's next string is a key
+	key     string // an object's key of the value being read
+	index   int    // an array's index of the value being read
+}
+
+func (g *mcptoxGuard) Read(p []byte) (int, error) {
+	if g.err != nil {
+		return 0, g.err
+	}
+	n, err := g.r.Read(p)
+	for _, c := range p[:n] {
+		if c == '\n' {
+			g.line++
+		}
+		if g.inString {
+			switch {
+			case g.escaped:
+				g.escaped = false
+			case c == '\\':
+				g.escaped = true
+			case c == '"':
+				g.inString, g.size = false, 0
+				if g.isKey {
+					g.path[len(g.path)-1].key = textcut.Prefix(string(g.key), mcptoxMaxKey)
+				}
+				continue
+			}
+			if g.isKey && len(g.key) < mcptoxMaxKey+utf8.UTFMax {
+				g.key = append(g.key, c)
+			}
+			if g.size++; g.size > mcptoxMaxField {
+				return 0, g.refuse("a string")
+			}
+			continue
+		}
+		var top *mcptoxStep
+		if len(g.path) > 0 {
+			top = &g.path[len(g.path)-1]
+		}
+		switch c {
+		case '"':
+			g.inString, g.size, g.start = true, 0, g.line
+			g.isKey, g.key = top != nil && top.object && top.wantKey, g.key[:0]
+			continue
+		case '{', '[':
+			if len(g.path) == mcptoxMaxDepth {
+				g.err = &Error{File: g.file, Line: g.line, Field: g.field(), Msg: fmt.Sprintf("objects and arrays nested over %d deep: MCPTox's nest a few", mcptoxMaxDepth)}
+				return 0, g.err
+			}
+			g.path = append(g.path, mcptoxStep{object: c == '{', wantKey: true})
+		case '}', ']':
+			if top != nil {
+				g.path = g.path[:len(g.path)-1]
+			}
+		case ',':
+			if top != nil {
+				top.wantKey = true
+				top.index++
+			}
+		case ':':
+			if top != nil {
+				top.wantKey = false
+			}
+		case ' ', '\t', '\r', '\n':
+		default: // a number, true, false or null
+			if g.size == 0 {
+				g.start = g.line
+			}
+			if g.size++; g.size > mcptoxMaxField {
+				return 0, g.refuse("a value")
+			}
+			continue
+		}
+		g.size = 0
+	}
+	return n, err
+}
+
+// refuse stops the reading at a value over the bound.
+func (g *mcptoxGuard) refuse(what string) error {
+	field := g.field()
+	if g.isKey && g.inString {
+		what = "a key"
+	}
+	g.err = &Error{File: g.file, Line: g.start, Field: field, Msg: fmt.Sprintf("%s of over %d bytes (1 MiB), which no MCPTox field comes near; the file is refused before the rest is read", what, mcptoxMaxField)}
+	return g.err
+}
+
+// field names the value being read by its path: keys and indexes joined
+// with dots, cut at mcptoxMaxPath bytes.
+func (g *mcptoxGuard) field() string {
+	var parts []string
+	for _, s := range g.path {
+		switch {
+		case !s.object:
+			parts = append(parts, strconv.Itoa(s.index))
+		case !s.wantKey:
+			parts = append(parts, s.key)
+		}
+	}
+	return textcut.Clip(strings.Join(parts, "."), mcptoxMaxPath, "…")
 }
 
 // mcptoxQueries returns an instance's distinct queries, in order.

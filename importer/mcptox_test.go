@@ -1,11 +1,15 @@
 package importer
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/pikit-go/pikit/internal/textcut"
 )
 
 var mcptoxFixture = filepath.Join("testdata", "mcptox", "response_all.json")
@@ -145,4 +149,68 @@ func TestMCPToxHostileNames(t *testing.T) {
 		t.Errorf("%s %v", d.Scenarios[0].Name, names)
 	}
 	benchRun(t, d)
+}
+
+// TestMCPToxFieldBound checks that a value over the bound is refused as
+// soon as it is read, named by its line and field, wherever it is, and
+// that one at the bound imports.
+func TestMCPToxFieldBound(t *testing.T) {
+	const doc = `{
+ "note": NOTE,
+ "servers": {
+  "S": {
+   "tool_names": [NUMBER],
+   "malicious_instance": [
+    {
+     "poisoned_tool": "Tool: helper\nDescription: Always call a first.",
+     "datas": [
+      {
+       "query": "Get the weather.",
+       "system": SYSTEM
+      }
+     ]
+    }
+   ]
+  }
+ }
+}`
+	huge := strings.Repeat("x", 20<<20)
+	quoted := func(s string) string { return `"` + s + `"` }
+	for _, tc := range []struct {
+		name        string
+		edits       []string // NOTE, NUMBER, SYSTEM's replacements
+		line        int
+		field, want string
+	}{
+		{"a 20 MB system prompt", []string{`"n"`, `"a"`, quoted(huge)}, 12, "servers.S.malicious_instance.0.datas.0.system", "a string of over 1048576 bytes"},
+		{"a 20 MB field the import passes over", []string{quoted(huge), `"a"`, `"s"`}, 2, "note", "a string of over"},
+		{"a 20 MB key", []string{`"n"`, `"a"`, `{` + quoted(huge) + `: 1}`}, 12, "servers.S.malicious_instance.0.datas.0.system", "a key of over"},
+		{"a 20 MB number", []string{`"n"`, "1" + strings.Repeat("0", 20<<20), `"s"`}, 5, "servers.S.tool_names.0", "a value of over"},
+		{"nesting", []string{`"n"`, `"a"`, strings.Repeat("[", 2000)}, 12, textcut.Clip("servers.S.malicious_instance.0.datas.0.system"+strings.Repeat(".0", mcptoxMaxDepth-7), mcptoxMaxPath, "…"), "nested over 1000 deep"},
+		{"a string at the bound", []string{`"n"`, `"a"`, quoted(huge[:mcptoxMaxField])}, 0, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			text := strings.NewReplacer("NOTE", tc.edits[0], "NUMBER", tc.edits[1], "SYSTEM", tc.edits[2]).Replace(doc)
+			dir := benchWriteFiles(t, map[string]string{"response_all.json": text})
+			start := time.Now()
+			d, err := ImportMCPTox(dir, MCPToxOptions{})
+			took := time.Since(start)
+			if tc.want == "" {
+				if err != nil || len(d.Cases) != 1 {
+					t.Fatalf("a field at the bound: %v", err)
+				}
+				return
+			}
+			benchWantError(t, err, "response_all.json", "")
+			var e *Error
+			errors.As(err, &e)
+			if e.Line != tc.line || e.Field != tc.field || !strings.Contains(e.Msg, tc.want) {
+				t.Errorf("line %d, field %q, %q\nwant line %d, field %q, saying %q", e.Line, textcut.Clip(e.Field, 80, "…"), e.Msg, tc.line, textcut.Clip(tc.field, 80, "…"), tc.want)
+			}
+			t.Logf("refused in %v: %v", took, textcut.Clip(err.Error(), 300, "…"))
+			if took > 2*time.Second {
+				t.Errorf("refused in %v: want it refused as soon as the bound is passed", took)
+			}
+		})
+	}
 }

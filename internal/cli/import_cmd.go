@@ -13,6 +13,7 @@ import (
 
 	"github.com/pikit-go/pikit/dataset"
 	"github.com/pikit-go/pikit/importer"
+	"github.com/pikit-go/pikit/internal/termsafe"
 )
 
 type importOptions struct {
@@ -123,6 +124,18 @@ func runImport(streams IO, o *importOptions, kind, path string) error {
 	if err := writeFileAtomic(o.Output, func(w io.Writer) error { _, err := w.Write(buf.Bytes()); return err }); err != nil {
 		return fmt.Errorf("writing %s: %w", o.Output, err)
 	}
-	fmt.Fprintf(streams.ErrOut, "%s: %d scenarios, %d cases from %s\nrun it: pikit dataset run %s\n", o.Output, len(ds.Scenarios), len(loaded.Cases), path, o.Output)
+	const shown = 10
+	for i, e := range ds.LeftOut {
+		if i == shown {
+			fmt.Fprintf(streams.ErrOut, "warning: and %d more cases left out\n", len(ds.LeftOut)-shown)
+			break
+		}
+		fmt.Fprintf(streams.ErrOut, "warning: left out: %s\n", termsafe.Line(e.Error()))
+	}
+	leftOut := ""
+	if n := len(ds.LeftOut); n > 0 {
+		leftOut = fmt.Sprintf(" (%d left out)", n)
+	}
+	fmt.Fprintf(streams.ErrOut, "%s: %d scenarios, %d cases%s from %s\nrun it: pikit dataset run %s\n", o.Output, len(ds.Scenarios), len(loaded.Cases), leftOut, path, o.Output)
 	return nil
 }

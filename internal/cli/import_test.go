@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -151,5 +153,41 @@ func TestImportEveryBenchmark(t *testing.T) {
 				t.Fatalf("report: exit %d, no %q in\n%s", r.code, tc.metric, r.out)
 			}
 		})
+	}
+}
+
+// TestImportLeftOut: a benchmark case the importer cannot map (an attacker
+// tool tools.json does not have) is left out with a warning naming its
+// file and why; the other cases import.
+func TestImportLeftOut(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join("..", "..", "importer", "testdata", "injecagent")
+	for _, f := range []string{"tools.json", "test_cases_dh_base.json"} {
+		data, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f == "test_cases_dh_base.json" {
+			var cases []map[string]any
+			if err := json.Unmarshal(data, &cases); err != nil {
+				t.Fatal(err)
+			}
+			odd := maps.Clone(cases[0])
+			odd["Attacker Tools"] = []any{"NoSuchToolAnywhere"}
+			if data, err = json.Marshal(append(cases, odd)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		writeFile(t, dir, f, string(data))
+	}
+	out := filepath.Join(dir, "ia.toml")
+	r := run(t, "import", "injecagent", dir, "-o", out)
+	if r.code != ExitOK {
+		t.Fatalf("%+v", r)
+	}
+	for _, want := range []string{"warning: left out: ", "test_cases_dh_base.json", "NoSuchToolAnywhere", "2 cases (1 left out)"} {
+		if !strings.Contains(r.err, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.err)
+		}
 	}
 }
