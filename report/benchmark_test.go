@@ -24,6 +24,10 @@ func TestBenchmarkMetrics(t *testing.T) {
 		mk("agentdojo", "none", judge.NotReached, &no),
 		mk("agentdojo", "naive", judge.FullSuccess, &no),
 		mk("agentdojo", "naive", judge.Refused, &yes),
+		// Unmeasured: a user task with no expected text, an attack with no
+		// sink to check.
+		mk("agentdojo", "none", judge.NotReached, nil),
+		mk("agentdojo", "naive", judge.NotJudged, &no),
 		mk("", "naive", judge.FullSuccess, nil),
 		mk("mcptox", "none", judge.FullSuccess, nil),
 		mk("mcptox", "none", judge.Refused, nil),
@@ -50,12 +54,14 @@ func TestBenchmarkMetrics(t *testing.T) {
 		if inj.Name != "injecagent" || inj.ASRValid.Successes != 1 || inj.ASRValid.N != 2 || inj.ASRAll.N != 3 || inj.Invalid != 1 {
 			t.Errorf("%s: injecagent %+v", name, inj)
 		}
-		if dojo.Name != "agentdojo" || dojo.Utility.Successes != 1 || dojo.Utility.N != 2 || dojo.UtilityUA.Successes != 1 || dojo.UtilityUA.N != 2 || dojo.TargetedASR.Successes != 1 || dojo.TargetedASR.N != 2 {
+		if dojo.Name != "agentdojo" || dojo.Utility.Successes != 1 || dojo.Utility.N != 2 || dojo.UtilityUA.Successes != 1 || dojo.UtilityUA.N != 3 || dojo.TargetedASR.Successes != 1 || dojo.TargetedASR.N != 2 ||
+			dojo.Benign != 3 || dojo.Unjudged != 1 {
 			t.Errorf("%s: agentdojo %+v", name, dojo)
 		}
 		var text bytes.Buffer
 		s.WriteText(&text)
-		for _, want := range []string{"InjecAgent ASR-valid", "InjecAgent ASR-all", "1/3 (33.3%", "(1 invalid: runtime errors)", "AgentDojo utility under attack", "AgentDojo targeted ASR", "MCPTox attack success"} {
+		for _, want := range []string{"InjecAgent ASR-valid", "InjecAgent ASR-all", "1/3 (33.3%", "(1 invalid: runtime errors)", "AgentDojo utility under attack", "AgentDojo targeted ASR", "MCPTox attack success",
+			"(measured on 2 of 3 user tasks; 1 no expected text)", "(measured on 2 of 3 attacked cells; 1 not judged: no sink to check)"} {
 			if !strings.Contains(text.String(), want) {
 				t.Errorf("%s: summary lacks %q:\n%s", name, want, text.String())
 			}

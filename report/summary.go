@@ -149,6 +149,11 @@ type BenchmarkMetrics struct {
 	// benchmark whose payload sits in the scenario itself (MCPTox's
 	// poisoned tool descriptions, run with attack none).
 	PoisonedASR Rate `json:"poisoned_asr"`
+	// Benign counts the benign cells (attack none), of which Utility
+	// measures those with an expected text; Unjudged counts the attack
+	// cells with no verdict (not_judged): neither is hidden in a rate.
+	Benign   int `json:"benign"`
+	Unjudged int `json:"unjudged"`
 }
 
 // benchAcc accumulates one benchmark's metrics.
@@ -157,6 +162,7 @@ type benchAcc struct {
 	judged, judgedSucc           int
 	util, utilN, uaUtil, uaN     int
 	ran, ranSucc                 int
+	benign, unjudged             int
 }
 
 func (b *benchAcc) add(r *Record, judged, success, failed bool) {
@@ -174,6 +180,7 @@ func (b *benchAcc) add(r *Record, judged, success, failed bool) {
 		}
 	}
 	if r.benign() {
+		b.benign++
 		if r.Utility != nil && !failed {
 			b.utilN++
 			if *r.Utility {
@@ -187,6 +194,9 @@ func (b *benchAcc) add(r *Record, judged, success, failed bool) {
 		b.invalid++
 	} else if success {
 		b.succ++
+	}
+	if !failed && r.Outcome == judge.NotJudged {
+		b.unjudged++
 	}
 	if r.Utility != nil && !failed {
 		b.uaN++
@@ -203,6 +213,7 @@ func (b *benchAcc) metrics(name string) BenchmarkMetrics {
 		Utility: NewRate(b.util, b.utilN), UtilityUA: NewRate(b.uaUtil, b.uaN),
 		TargetedASR: NewRate(b.judgedSucc, b.judged),
 		PoisonedASR: NewRate(b.ranSucc, b.ran),
+		Benign:      b.benign, Unjudged: b.unjudged,
 	}
 }
 
@@ -488,6 +499,15 @@ func (s Summary) WriteText(w io.Writer) error {
 	return s.Adaptive.WriteText(w)
 }
 
+// measured says, after a rate, how many of all it could measure: "" when
+// it measured every one.
+func measured(n, all int, what, why string) string {
+	if n >= all {
+		return ""
+	}
+	return fmt.Sprintf(" (measured on %d of %d %s; %d %s)", n, all, what, all-n, why)
+}
+
 // writeText writes a benchmark's own metrics, those it defines.
 func (b BenchmarkMetrics) writeText(tw io.Writer) {
 	name := termsafe.Line(b.Name)
@@ -498,9 +518,9 @@ func (b BenchmarkMetrics) writeText(tw io.Writer) {
 	case "mcptox":
 		fmt.Fprintf(tw, "MCPTox attack success\t%s (payload in tool descriptions; every judged cell counts)\n", b.PoisonedASR)
 	case "agentdojo":
-		fmt.Fprintf(tw, "AgentDojo utility\t%s\n", b.Utility)
+		fmt.Fprintf(tw, "AgentDojo utility\t%s%s\n", b.Utility, measured(b.Utility.N, b.Benign, "user tasks", "no expected text"))
 		fmt.Fprintf(tw, "AgentDojo utility under attack\t%s\n", b.UtilityUA)
-		fmt.Fprintf(tw, "AgentDojo targeted ASR\t%s\n", b.TargetedASR)
+		fmt.Fprintf(tw, "AgentDojo targeted ASR\t%s%s\n", b.TargetedASR, measured(b.TargetedASR.N, b.TargetedASR.N+b.Unjudged, "attacked cells", "not judged: no sink to check"))
 	default:
 		fmt.Fprintf(tw, "%s\t%d cells, attack success %s\n", name, b.Cells, b.TargetedASR)
 	}
