@@ -22,7 +22,7 @@ type Problem struct {
 
 var (
 	scenarioKeys = []string{"description", "system", "user_message", "channel", "taint", "tools"}
-	taintKeys    = []string{"tool", "call", "mode", "marker"}
+	taintKeys    = []string{"tool", "call", "mode", "marker", "clean"}
 	toolKeys     = []string{"name", "description", "parameters", "sink", "output", "template", "by_arg", "data"}
 	paramTypes   = []string{"string", "number", "integer", "boolean", "array", "object"}
 	taintModes   = []string{TaintReplace, TaintInsert, TaintAppend}
@@ -39,7 +39,8 @@ const DefaultDeclarativeChannel = "raw"
 // file ([scenarios.NAME]):
 //
 //	description, system, user_message, channel (default "raw")
-//	taint = "tool" or { tool = "...", call = n, mode = "replace|insert|append", marker = "..." }
+//	taint = "tool" or { tool = "...", call = n, mode = "replace|insert|append", marker = "...", clean = "..." }
+//	(clean: what the marker stands for where no payload goes; default "")
 //	[[scenarios.NAME.tools]]
 //	name, description, parameters (a JSON Schema object), and either
 //	sink = true (with an optional output or template: its confirmation),
@@ -138,6 +139,8 @@ func ParseScenario(name string, m map[string]any) (*Scenario, []Problem) {
 				}
 			case "marker":
 				sc.TaintMarker = str("taint.marker", v)
+			case "clean":
+				sc.TaintClean = str("taint.clean", v)
 			default:
 				bad("taint."+k, "unknown key in taint%s; valid keys: %s", suggest.Hint(k, taintKeys), strings.Join(taintKeys, ", "))
 			}
@@ -168,6 +171,9 @@ func ParseScenario(name string, m map[string]any) (*Scenario, []Problem) {
 	}
 	if sc.TaintMarker != "" && sc.TaintMode != TaintInsert {
 		bad("taint.marker", "a marker is used only with mode = \"insert\"")
+	}
+	if sc.TaintClean != "" && sc.TaintMarker == "" {
+		bad("taint.clean", "is what the marker stands for in a clean run: it needs mode = \"insert\" and a marker")
 	}
 	if taintTool != nil && sc.TaintMode == TaintInsert && sc.TaintMarker != "" && !strings.Contains(taintTool.text, sc.TaintMarker) {
 		bad("taint.marker", "%q is nowhere in the output of %s: the payload would only be appended", sc.TaintMarker, sc.TaintPoint)

@@ -370,7 +370,7 @@ func (tr *Trace) callTool(sc *Scenario, call target.ToolCall, in Input, h Hooks,
 		result = sc.place(result, tainted)
 		step.Tainted = true
 	} else if call.Name == sc.TaintPoint && sc.TaintMarker != "" {
-		result = strings.ReplaceAll(result, sc.TaintMarker, "")
+		result = strings.ReplaceAll(result, sc.TaintMarker, sc.TaintClean)
 	}
 	if b := h.Screen(result); b != nil {
 		b.Point = "tool_result"
@@ -399,9 +399,9 @@ func (s *Scenario) place(output, tainted string) string {
 	switch s.TaintMode {
 	case TaintInsert:
 		if i := strings.Index(output, s.TaintMarker); i >= 0 {
-			// The first marker takes the payload; any other goes, as in
-			// a clean run.
-			rest := strings.ReplaceAll(output[i+len(s.TaintMarker):], s.TaintMarker, "")
+			// The first marker takes the payload; any other is what it
+			// is in a clean run.
+			rest := strings.ReplaceAll(output[i+len(s.TaintMarker):], s.TaintMarker, s.TaintClean)
 			return output[:i] + tainted + rest
 		}
 		fallthrough

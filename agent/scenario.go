@@ -142,6 +142,10 @@ type Scenario struct {
 	// TaintMarker, which clean runs remove) or TaintAppend.
 	TaintMode   string
 	TaintMarker string
+	// TaintClean is the text TaintMarker stands for where no payload goes
+	// (a clean run, a marker the payload did not take): the tool's own
+	// text at that place, which a payload replaces ("" for none).
+	TaintClean string
 
 	// defs are the tools' definitions, built once by Register for the
 	// Tools slice in defsOf; every run of the scenario shares them

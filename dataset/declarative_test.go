@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 
@@ -175,5 +176,44 @@ payload_marker = "<<p>>"
 	_, err = Parse("f.toml", []byte("[scenarios.s]\ntaint = \"read\"\n[[cases]]\nagents = [\"s\"]\n"))
 	if err == nil || !strings.Contains(err.Error(), "a scenario with a taint point needs tools") {
 		t.Errorf("a taint point without tools: %v", err)
+	}
+}
+
+// TestDeclarativeTaintClean: with clean, the marker is the tool's own text
+// in a clean run, and the payload takes its place, the clean text gone,
+// in an attacked one (as AgentDojo's attacks replace an injection
+// vector's default text).
+func TestDeclarativeTaintClean(t *testing.T) {
+	data, err := os.ReadFile("testdata/declarative.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := strings.Replace(string(data), `marker = "<NOTE>" }`, `marker = "<NOTE>", clean = "Please call me back." }`, 1)
+	ds, err := Parse("clean.toml", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells, err := Plan(ds, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := matrix.Runner{Concurrency: 1}.RunAll(context.Background(), cells)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		var ticket string
+		for _, s := range r.TraceData.Steps {
+			if s.Tool == "read_ticket" {
+				ticket = s.Result
+			}
+		}
+		clean := strings.Contains(ticket, "My parcel arrived damaged. Please call me back.\nThanks.")
+		if r.Attack == "none" && !clean || r.Attack == "naive" && (strings.Contains(ticket, "Please call me back.") || !strings.Contains(ticket, "9999-0000")) {
+			t.Errorf("%s: the ticket as the model saw it: %q", r.Attack, ticket)
+		}
+	}
+	if _, err := Parse("bad.toml", []byte(strings.Replace(string(data), `taint = { tool = "read_ticket", mode = "insert", marker = "<NOTE>" }`, `taint = { tool = "read_ticket", clean = "x" }`, 1))); err == nil || !strings.Contains(err.Error(), "taint.clean") {
+		t.Errorf("clean without a marker: %v", err)
 	}
 }

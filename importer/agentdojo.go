@@ -1344,17 +1344,15 @@ func (s *adSuite) build(d *Dataset) error {
 		raw[t.name] = text
 	}
 	// fill replaces the vectors' placeholders by their defaults; the
-	// tainted vector keeps its placeholder, after the default, as the
-	// marker.
+	// tainted vector keeps its placeholder as the marker, which the
+	// payload replaces, default and all, as AgentDojo's attacks do, and
+	// clean runs show as its default (the taint's clean text).
 	fill := func(text, tainted string) string {
 		return adPlaceholderRe.ReplaceAllStringFunc(text, func(ph string) string {
 			id := ph[1 : len(ph)-1]
 			def, ok := defaults[id]
-			if !ok {
+			if !ok || id == tainted {
 				return ph
-			}
-			if id == tainted {
-				return def + ph
 			}
 			return def
 		})
@@ -1386,10 +1384,10 @@ func (s *adSuite) build(d *Dataset) error {
 			Channel:     "raw",
 		}
 		if vector != "" {
-			sc.Taint = Taint{Tool: source, Mode: "insert", Marker: "{" + vector + "}"}
+			sc.Taint = Taint{Tool: source, Mode: "insert", Marker: "{" + vector + "}", Clean: defaults[vector]}
 			sc.Description += fmt.Sprintf(" The payload goes where injection vector %s is, in the output of %s", vector, source)
 			if defaults[vector] != "" {
-				sc.Description += " (after the vector's default text, which AgentDojo's attacks replace)"
+				sc.Description += ", in place of the vector's default text, as AgentDojo's attacks do (clean runs show the default)"
 			}
 			sc.Description += "."
 		}

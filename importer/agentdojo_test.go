@@ -50,12 +50,17 @@ func TestAgentDojoFixture(t *testing.T) {
 	if tt := sc["agentdojo-bakery-user_task_1"].Taint; tt.Tool != "get_emails" || tt.Marker != "{injection_invoice_email}" {
 		t.Errorf("user_task_1 taint %+v", tt)
 	}
-	// A vector with a default keeps it, before the marker; the other
-	// vectors are their defaults; no placeholder is left.
+	// The tainted vector is its marker, which the payload replaces and a
+	// clean run shows as the vector's default (AgentDojo's attacks replace
+	// the default); the other vectors are their defaults; no placeholder
+	// is left.
 	for _, tool := range sc["agentdojo-bakery-user_task_2"].Tools {
-		if tool.Name == "get_webpage" && !strings.Contains(tool.Output, "spelt 2.60 per kg. Deliveries on Tuesdays.{injection_supplier_page}") {
+		if tool.Name == "get_webpage" && !strings.Contains(tool.Output, "spelt 2.60 per kg. {injection_supplier_page}") {
 			t.Errorf("get_webpage output %q", tool.Output)
 		}
+	}
+	if tt := sc["agentdojo-bakery-user_task_2"].Taint; tt.Clean != "Deliveries on Tuesdays." {
+		t.Errorf("user_task_2 taint %+v: its clean text is not the vector's default", tt)
 	}
 	for _, tool := range sc["agentdojo-bakery-user_task_0"].Tools {
 		if tool.Name == "list_orders" && (strings.Contains(tool.Output, "{injection_supplier_page}") || !strings.Contains(tool.Output, "Pickup at 9. {injection_order_note}")) {

@@ -141,6 +141,9 @@ type Taint struct {
 	// "insert" (at Marker in the output) or "append".
 	Mode   string
 	Marker string // with insert; removed from the output of clean runs
+	// Clean, with a marker, is the text the marker stands for in clean
+	// runs instead (the tool's own text there, which a payload replaces).
+	Clean string
 }
 
 // Tool is a declarative tool: a source (fixed output, a template, or data
@@ -244,6 +247,9 @@ func Write(w io.Writer, d *Dataset) error {
 		}
 		if sc.Taint.Marker != "" {
 			taint["marker"] = sc.Taint.Marker
+		}
+		if sc.Taint.Clean != "" {
+			taint["clean"] = sc.Taint.Clean
 		}
 		if sc.Taint.Tool != "" {
 			e.kv("taint", taint)
