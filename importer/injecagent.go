@@ -551,6 +551,8 @@ func (b *iaBuilder) testCase(c iaCase, kind, setting string) (Case, error) {
 		"attacks":      []string{"naive"},
 		"task":         task,
 		"require_sink": true,
+		// InjecAgent reports by attack kind, setting and attack type.
+		"labels": iaLabels(kind, setting, attackType),
 	}
 	last := attackers[len(attackers)-1]
 	switch {
@@ -780,4 +782,15 @@ func (b *iaBuilder) tool(c iaCase, field, name string) (Tool, error) {
 		Description: t.summary,
 		Parameters:  map[string]any{"type": "object", "properties": props, "required": required},
 	}, nil
+}
+
+// iaLabels are an InjecAgent case's labels, for reports to group by: its
+// kind (dh for direct harm, ds for data stealing), its setting (base,
+// enhanced) and its attack type (the case's "Attack Type", when it has one).
+func iaLabels(kind, setting, attackType string) map[string]any {
+	labels := map[string]any{"kind": kind, "setting": setting}
+	if attackType != "" {
+		labels["attack_type"] = attackType
+	}
+	return labels
 }

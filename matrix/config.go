@@ -96,6 +96,11 @@ type Config struct {
 	// ("injecagent", "agentdojo"): results carry it in their metadata,
 	// and reports give that benchmark's own metrics beside pikit's.
 	Benchmark string `json:"benchmark,omitempty"`
+	// Labels name what a case is, for reports to group by (InjecAgent's
+	// setting and attack type, say): each result carries them in its
+	// metadata's "labels", and pikit report --by label:NAME groups by one.
+	// They describe a cell; they do not change it, nor its key.
+	Labels map[string]string `json:"labels,omitempty"`
 	// DefensePoint is where a prompt defense applies: PointSystem,
 	// PointUser or PointToolResult; "" for the default (the user message
 	// for direct injection, tool results for indirect). Detectors screen

@@ -183,6 +183,8 @@ func TestParseErrors(t *testing.T) {
 		{"target string", "target = \"mock\"\n", []string{"target", "use target_spec"}},
 		{"empty attacks", "attacks = []\n", []string{"attacks", "is empty"}},
 		{"unknown sample", "agents = [\"email\"]\ndata_sample = \"emale\"\n", []string{"data_sample", "did you mean email"}},
+		{"label name", "labels = { \"a b\" = \"x\" }\n", []string{"bad.toml:1:", "a label's name"}},
+		{"label value", "labels = { a = [1] }\n", []string{"bad.toml:1:", "labels.a", "want a string"}},
 		{"canary regex", "canary_regex = \"(?=lookahead)\"\n", []string{"bad.toml:1:", "canary_regex", "RE2"}},
 		{"canary regex in [judge]", "[judge]\ncanary_regex = \"a(\"\n", []string{"bad.toml:2:", "canary_regex"}},
 		{"payload marker not in the message", "user_message = \"Summarise this.\"\npayload_marker = \"<<here>>\"\n", []string{"bad.toml:2:", "payload_marker", "nowhere in user_message"}},

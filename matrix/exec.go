@@ -726,6 +726,13 @@ func newResult(cell Cell, runID string) Result {
 	if cfg.Benchmark != "" {
 		meta["benchmark"] = cfg.Benchmark
 	}
+	if len(cfg.Labels) > 0 {
+		labels := make(map[string]any, len(cfg.Labels))
+		for k, v := range cfg.Labels {
+			labels[k] = v
+		}
+		meta["labels"] = labels
+	}
 	if !cell.Direct() {
 		meta["carrier_mode"] = constant(cfg.CarrierMode)
 		if cfg.DataSample != "" {

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -34,7 +35,7 @@ var flatKeys = []string{
 	"channels", "channel", "channel_specs", "agents", "agent", "task", "canary", "marker",
 	"canary_regex", "judge_criteria", "require_sink", "sink_args", "target_spec", "judge_type", "user_message", "payload_marker", "data_sample",
 	"max_steps", "prefetch", "carrier_mode", "temperature", "repeats", "target_options", "seed",
-	"expected", "utility_canary", "runtime", "runtime_options", "fixture", "benchmark", "defense_point", "carrier_path", "data_file", "output_path", "attacker_target",
+	"expected", "utility_canary", "runtime", "runtime_options", "fixture", "benchmark", "labels", "defense_point", "carrier_path", "data_file", "output_path", "attacker_target",
 }
 
 // SectionNames are the tables a config may hold for the drivers of
@@ -375,6 +376,8 @@ func (d *decoder) flat(prefix string, m map[string]any, rename map[string]string
 			d.cfg.Repeats = d.int(path, v)
 		case "target_options":
 			d.targetOptions(path, d.table(path, v))
+		case "labels":
+			d.labels(path, d.table(path, v))
 		case "seed":
 			d.cfg.Seed, d.cfg.SeedSet = int64(d.int(path, v)), true
 		case "expected", "utility_canary":
@@ -780,4 +783,32 @@ func pdfText(b []byte) (text string, err error) {
 		err = errors.New("no text found")
 	}
 	return text, err
+}
+
+// labelNameRe is what a label's name may be: it is written after
+// "label:" on a command line.
+var labelNameRe = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+
+// labels decodes a case's labels: names of letters, digits, _ - and .,
+// values strings (numbers and booleans are written as text).
+func (d *decoder) labels(path string, m map[string]any) {
+	if m == nil {
+		return
+	}
+	out := make(map[string]string, len(m))
+	for _, k := range sortedKeys(m) {
+		if !labelNameRe.MatchString(k) {
+			d.errorf(join(path, k), "a label's name is 1 to 64 letters, digits, _, - or .")
+			continue
+		}
+		switch v := m[k].(type) {
+		case string:
+			out[k] = v
+		case int64, float64, bool:
+			out[k] = fmt.Sprint(v)
+		default:
+			d.errorf(join(path, k), "want a string, got %s", method.Describe(v))
+		}
+	}
+	d.cfg.Labels = out
 }

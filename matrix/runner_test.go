@@ -319,3 +319,21 @@ judge_criteria = "The answer gives a ticket code."`)
 		}
 	}
 }
+
+// TestRunLabels: a config's labels reach each result's metadata as text,
+// and do not change the cell's key.
+func TestRunLabels(t *testing.T) {
+	const doc = `attacks = ["naive"]
+labels = { setting = "enhanced", level = 3 }`
+	cells := plan(t, doc)
+	res, err := Runner{Concurrency: 1, Open: opener(target.Echo{})}.RunAll(context.Background(), cells)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(res[0].Metadata["labels"]); got != "map[level:3 setting:enhanced]" {
+		t.Errorf("labels %s", got)
+	}
+	if plain := plan(t, `attacks = ["naive"]`); plain[0].Key != cells[0].Key {
+		t.Error("labels changed the cell's key")
+	}
+}

@@ -20,6 +20,9 @@ type Record struct {
 	// Benchmark is the standard benchmark the result's case came from
 	// (its metadata's "benchmark"), "" for none.
 	Benchmark string
+	// Labels are the case's labels (its metadata's "labels"), nil for
+	// none: pikit report --by label:NAME groups by one.
+	Labels map[string]string
 
 	Outcome judge.Outcome
 	Success bool
@@ -96,6 +99,14 @@ func recordOf(r *matrix.Result) Record {
 		rec.setUtility(*r.Utility)
 	}
 	rec.Benchmark, _ = r.Metadata["benchmark"].(string)
+	if m, ok := r.Metadata["labels"].(map[string]any); ok {
+		rec.Labels = make(map[string]string, len(m))
+		for k, v := range m {
+			if s, ok := v.(string); ok {
+				rec.Labels[k] = s
+			}
+		}
+	}
 	if tr := r.TraceData; tr != nil {
 		tools, failed := 0, 0
 		for i := range tr.Steps {
@@ -117,11 +128,18 @@ func (r *Record) setUtility(v bool) {
 	r.Utility = &r.utility
 }
 
-// Field returns the value of a grouping field (one of GroupFields, or
-// "case" for case_id); a direct cell's channel is "(direct)", and channel
-// "" of a user's own agent (agent "proxy" or "runtime:…"), whose payload
-// reaches a tool result as it is, "(payload only)".
+// Field returns the value of a grouping field (one of GroupFields, "case"
+// for case_id, or "label:NAME" for a case label, "(none)" when the case has
+// no such label); a direct cell's channel is "(direct)", and channel "" of
+// a user's own agent (agent "proxy" or "runtime:…"), whose payload reaches
+// a tool result as it is, "(payload only)".
 func (r *Record) Field(name string) string {
+	if label, ok := strings.CutPrefix(name, LabelPrefix); ok {
+		if v, ok := r.Labels[label]; ok {
+			return v
+		}
+		return "(none)"
+	}
 	switch name {
 	case "attack":
 		return r.Attack

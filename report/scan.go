@@ -636,12 +636,13 @@ func (s *scanner) decode(b []byte, rec *Record) error {
 			// adaptive searches (the last metadata is the one, as
 			// encoding/json reads it).
 			rec.metadata = v
-			if bytes.Contains(v, []byte(`"benchmark"`)) {
+			if bytes.Contains(v, []byte(`"benchmark"`)) || bytes.Contains(v, []byte(`"labels"`)) {
 				var m struct {
-					Benchmark string `json:"benchmark"`
+					Benchmark string            `json:"benchmark"`
+					Labels    map[string]string `json:"labels"`
 				}
 				if json.Unmarshal(v, &m) == nil {
-					rec.Benchmark = m.Benchmark
+					rec.Benchmark, rec.Labels = m.Benchmark, m.Labels
 				}
 			}
 		}

@@ -217,8 +217,12 @@ func (b *benchAcc) metrics(name string) BenchmarkMetrics {
 	}
 }
 
-// GroupFields are the fields results can be grouped by.
+// GroupFields are the fields results can be grouped by; a case label is
+// one too, named LabelPrefix + its name ("label:setting").
 var GroupFields = []string{"attack", "defense", "channel", "agent", "target", "case_id", "outcome"}
+
+// LabelPrefix names a case label as a grouping field.
+const LabelPrefix = "label:"
 
 // Field returns the value of a grouping field of a result (one of
 // GroupFields, or "case" for case_id); a direct cell's channel is

@@ -860,6 +860,12 @@ func (x *exporter) copyConfig(cfg *matrix.Config, d *caseDoc, c *exportedCase, d
 	str(&d.DefensePoint, cfg.DefensePoint)
 	str(&d.JudgeType, cfg.JudgeType)
 	str(&d.Benchmark, cfg.Benchmark)
+	if d.Labels == nil && len(cfg.Labels) > 0 {
+		d.Labels = make(map[string]any, len(cfg.Labels))
+		for k, v := range cfg.Labels {
+			d.Labels[k] = text(v)
+		}
+	}
 	str(&d.Runtime, cfg.Runtime)
 	str(&d.Fixture, cfg.Fixture)
 	if d.MaxSteps == nil {
@@ -972,6 +978,7 @@ type caseDoc struct {
 	Temperature    any            `toml:"temperature,omitempty"`
 	Seed           any            `toml:"seed,omitempty"`
 	Benchmark      any            `toml:"benchmark,omitempty"`
+	Labels         map[string]any `toml:"labels,omitempty,inline"`
 	Runtime        any            `toml:"runtime,omitempty"`
 	RuntimeOptions map[string]any `toml:"runtime_options,omitempty,inline"`
 	Fixture        any            `toml:"fixture,omitempty"`

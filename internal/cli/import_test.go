@@ -191,3 +191,32 @@ func TestImportLeftOut(t *testing.T) {
 		}
 	}
 }
+
+// TestReportByLabel: InjecAgent's cases carry their kind, setting and
+// attack type as labels, and a report groups by any of them.
+func TestReportByLabel(t *testing.T) {
+	dir := t.TempDir()
+	ds, res := filepath.Join(dir, "ia.toml"), filepath.Join(dir, "r.jsonl")
+	if r := run(t, "import", "injecagent", filepath.Join("..", "..", "importer", "testdata", "injecagent"), "-o", ds); r.code != 0 {
+		t.Fatalf("import: %+v", r)
+	}
+	if r := run(t, "dataset", "run", ds, "--target", "mock:obedient", "-q", "-o", res); r.code != 0 {
+		t.Fatalf("run: %+v", r)
+	}
+	r := run(t, "report", res, "--by", "label:setting")
+	if r.code != 0 {
+		t.Fatalf("%+v", r)
+	}
+	for _, want := range []string{"LABEL:SETTING", "base ", "enhanced "} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("--by label:setting lacks %q:\n%s", want, r.out)
+		}
+	}
+	r = run(t, "report", res, "--by", "label:attack_type", "--by", "label:kind")
+	if r.code != 0 || !strings.Contains(r.out, "Financial Data") || !strings.Contains(r.out, "ds ") {
+		t.Errorf("--by label:attack_type --by label:kind: %+v", r)
+	}
+	if r := run(t, "report", res, "--by", "label:"); r.code != ExitUsage || !strings.Contains(r.err, "label:NAME") {
+		t.Errorf("--by label: with no name: %+v", r)
+	}
+}

@@ -63,8 +63,11 @@ func scanResultsFile(in io.Reader, path string, fn func(*report.Record) error, s
 
 func parseBy(by []string) ([]string, error) {
 	for _, f := range by {
+		if label, ok := strings.CutPrefix(f, report.LabelPrefix); ok && label != "" {
+			continue
+		}
 		if !slices.Contains(report.GroupFields, f) && f != "case" {
-			return nil, fmt.Errorf("--by: unknown field %q; known: %s", f, strings.Join(report.GroupFields, ", "))
+			return nil, fmt.Errorf("--by: unknown field %q; known: %s, or label:NAME (a case label)", f, strings.Join(report.GroupFields, ", "))
 		}
 	}
 	return by, nil
