@@ -22,7 +22,7 @@ type Problem struct {
 
 var (
 	scenarioKeys = []string{"description", "system", "user_message", "channel", "taint", "tools"}
-	taintKeys    = []string{"tool", "call", "mode", "marker", "clean"}
+	taintKeys    = []string{"tool", "call", "mode", "marker", "clean", "args"}
 	toolKeys     = []string{"name", "description", "parameters", "sink", "output", "template", "by_arg", "data"}
 	paramTypes   = []string{"string", "number", "integer", "boolean", "array", "object"}
 	taintModes   = []string{TaintReplace, TaintInsert, TaintAppend}
@@ -40,7 +40,8 @@ const DefaultDeclarativeChannel = "raw"
 //
 //	description, system, user_message, channel (default "raw")
 //	taint = "tool" or { tool = "...", call = n, mode = "replace|insert|append", marker = "...", clean = "..." }
-//	(clean: what the marker stands for where no payload goes; default "")
+//	(clean: what the marker stands for where no payload goes; default "";
+//	args: the arguments of the taint point's prefetched call)
 //	[[scenarios.NAME.tools]]
 //	name, description, parameters (a JSON Schema object), and either
 //	sink = true (with an optional output or template: its confirmation),
@@ -141,6 +142,12 @@ func ParseScenario(name string, m map[string]any) (*Scenario, []Problem) {
 				sc.TaintMarker = str("taint.marker", v)
 			case "clean":
 				sc.TaintClean = str("taint.clean", v)
+			case "args":
+				if m, ok := v.(map[string]any); ok {
+					sc.TaintArgs = m
+				} else {
+					bad("taint.args", "want a table of the prefetched call's arguments, got %s", method.Describe(v))
+				}
 			default:
 				bad("taint."+k, "unknown key in taint%s; valid keys: %s", suggest.Hint(k, taintKeys), strings.Join(taintKeys, ", "))
 			}

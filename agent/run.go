@@ -283,6 +283,25 @@ func (c *Conversation) prefetch() {
 		return
 	}
 	c.prefetched = true
+	args := c.sc.TaintArgs
+	if args == nil {
+		args = placeholderArgs(tool)
+	}
+	call := target.ToolCall{ID: "pikit_prefetch", Name: tool.Name, Arguments: MarshalArgs(args)}
+	c.msgs = append(c.msgs, target.Message{Role: target.RoleAssistant, ToolCalls: []target.ToolCall{call}})
+	c.taintCalls++
+	n := len(c.tr.Steps)
+	result := c.tr.callTool(c.sc, call, c.in, c.h, c.instruction, c.taintCalls)
+	if len(c.tr.Steps) > n {
+		c.tr.Steps[n].Prefetched = true
+	}
+	c.msgs = append(c.msgs, target.Message{Role: target.RoleTool, ToolCallID: call.ID, Name: call.Name, Content: result})
+}
+
+// placeholderArgs gives each required parameter of a tool a placeholder
+// value of its type: the arguments of a prefetched call that its scenario
+// does not give.
+func placeholderArgs(tool Tool) map[string]any {
 	args := map[string]any{}
 	for _, p := range tool.Params {
 		if !p.Required {
@@ -297,15 +316,7 @@ func (c *Conversation) prefetch() {
 			args[p.Name] = "latest"
 		}
 	}
-	call := target.ToolCall{ID: "pikit_prefetch", Name: tool.Name, Arguments: MarshalArgs(args)}
-	c.msgs = append(c.msgs, target.Message{Role: target.RoleAssistant, ToolCalls: []target.ToolCall{call}})
-	c.taintCalls++
-	n := len(c.tr.Steps)
-	result := c.tr.callTool(c.sc, call, c.in, c.h, c.instruction, c.taintCalls)
-	if len(c.tr.Steps) > n {
-		c.tr.Steps[n].Prefetched = true
-	}
-	c.msgs = append(c.msgs, target.Message{Role: target.RoleTool, ToolCallID: call.ID, Name: call.Name, Content: result})
+	return args
 }
 
 // Mark is a point of a conversation that Rewind goes back to.

@@ -146,6 +146,11 @@ type Scenario struct {
 	// (a clean run, a marker the payload did not take): the tool's own
 	// text at that place, which a payload replaces ("" for none).
 	TaintClean string
+	// TaintArgs, when set, are the arguments of the taint point's call the
+	// harness makes before the model's first turn (agent.Input.Prefetch):
+	// the call a benchmark puts in the history, as InjecAgent does; without
+	// them each required parameter gets a placeholder.
+	TaintArgs map[string]any
 
 	// defs are the tools' definitions, built once by Register for the
 	// Tools slice in defsOf; every run of the scenario shares them

@@ -217,3 +217,36 @@ func TestDeclarativeTaintClean(t *testing.T) {
 		t.Errorf("clean without a marker: %v", err)
 	}
 }
+
+// TestDeclarativeTaintArgs: with prefetch, the taint point's call before
+// the model's first turn carries the scenario's taint args (the call a
+// benchmark puts in the history), not placeholders.
+func TestDeclarativeTaintArgs(t *testing.T) {
+	data, err := os.ReadFile("testdata/declarative.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := strings.Replace(string(data), `marker = "<NOTE>" }`, `marker = "<NOTE>", args = { ticket = "1042" } }`, 1)
+	doc = strings.Replace(doc, `target_spec = "mock:obedient"`, "target_spec = \"mock:obedient\"\nprefetch = true", 1)
+	ds, err := Parse("args.toml", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells, err := Plan(ds, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := matrix.Runner{Concurrency: 1}.RunAll(context.Background(), cells)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		first := r.TraceData.Steps[1]
+		if !first.Prefetched || first.Tool != "read_ticket" || first.Arguments != `{"ticket":"1042"}` || !strings.HasPrefix(first.Result, "Ticket 1042") {
+			t.Errorf("%s: the prefetched call %+v", r.Attack, first)
+		}
+	}
+	if _, err := Parse("bad.toml", []byte(strings.Replace(string(data), `marker = "<NOTE>" }`, `marker = "<NOTE>", args = "1042" }`, 1))); err == nil || !strings.Contains(err.Error(), "taint.args") {
+		t.Errorf("args not a table: %v", err)
+	}
+}

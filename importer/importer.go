@@ -144,6 +144,10 @@ type Taint struct {
 	// Clean, with a marker, is the text the marker stands for in clean
 	// runs instead (the tool's own text there, which a payload replaces).
 	Clean string
+	// Args are the arguments of the taint point's call that a prefetching
+	// run makes before the model's first turn (the call a benchmark puts in
+	// the history); nil for placeholders.
+	Args map[string]any
 }
 
 // Tool is a declarative tool: a source (fixed output, a template, or data
@@ -250,6 +254,9 @@ func Write(w io.Writer, d *Dataset) error {
 		}
 		if sc.Taint.Clean != "" {
 			taint["clean"] = sc.Taint.Clean
+		}
+		if sc.Taint.Args != nil {
+			taint["args"] = sc.Taint.Args
 		}
 		if sc.Taint.Tool != "" {
 			e.kv("taint", taint)

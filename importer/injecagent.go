@@ -9,11 +9,13 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/pikit-go/pikit/internal/suggest"
@@ -519,7 +521,26 @@ func (b *iaBuilder) testCase(c iaCase, kind, setting string) (Case, error) {
 		return Case{}, c.err("Attacker Tools", "%q is also the user tool, and InjecAgent counts the attack when it is called again: pikit records sink calls only, and the tool whose response carries the injection cannot be a sink", userTool)
 	}
 
-	scName, err := b.scenario(c, kind, userTool, userInstr, tmpl, attackers)
+	// The user tool's call as InjecAgent puts it in the history: its
+	// arguments, a Python dict literal in the data.
+	params, err := c.str("Tool Parameters", false, "the user tool's arguments")
+	if err != nil {
+		return Case{}, err
+	}
+	var args map[string]any
+	if strings.TrimSpace(params) != "" {
+		v, err := pyLiteral(params)
+		m, ok := v.(map[string]any)
+		if err != nil || !ok {
+			if err == nil {
+				err = fmt.Errorf("want a dict, got %T", v)
+			}
+			return Case{}, c.err("Tool Parameters", "not a Python dict literal of the user tool's arguments: %v", err)
+		}
+		args = m
+	}
+
+	scName, err := b.scenario(c, kind, userTool, userInstr, tmpl, args, attackers)
 	if err != nil {
 		return Case{}, err
 	}
@@ -551,6 +572,9 @@ func (b *iaBuilder) testCase(c iaCase, kind, setting string) (Case, error) {
 		"attacks":      []string{"naive"},
 		"task":         task,
 		"require_sink": true,
+		// InjecAgent hands the model the user tool's call and its response
+		// before its first turn: the injection is always seen.
+		"prefetch": true,
 		// InjecAgent reports by attack kind, setting and attack type.
 		"labels": iaLabels(kind, setting, attackType),
 	}
@@ -661,8 +685,8 @@ func iaInjected(response, tmpl string) (string, bool) {
 
 // scenario returns the name of the scenario of a user case and attacker
 // tools, adding it on first use.
-func (b *iaBuilder) scenario(c iaCase, kind, userTool, userInstr, tmpl string, attackers []string) (string, error) {
-	key := strings.Join(append([]string{kind, userTool, userInstr, tmpl}, attackers...), "\x00")
+func (b *iaBuilder) scenario(c iaCase, kind, userTool, userInstr, tmpl string, args map[string]any, attackers []string) (string, error) {
+	key := strings.Join(append([]string{kind, userTool, userInstr, tmpl, fmt.Sprint(args)}, attackers...), "\x00")
 	if i, ok := b.scenarios[key]; ok {
 		return b.out[i].Name, nil
 	}
@@ -684,7 +708,7 @@ func (b *iaBuilder) scenario(c iaCase, kind, userTool, userInstr, tmpl string, a
 	}
 	user.Output = tmpl
 	tools := []Tool{user}
-	taint := Taint{Tool: userTool, Mode: "insert", Marker: iaMarker}
+	taint := Taint{Tool: userTool, Mode: "insert", Marker: iaMarker, Args: args}
 	desc := fmt.Sprintf("InjecAgent: the user's request calls %s, whose response carries the injection; the attacker tools %s are sinks.", userTool, strings.Join(attackers, ", "))
 	if sinks := slices.DeleteFunc(slices.Clone(attackers), func(a string) bool { return a == userTool }); len(sinks) < len(attackers) {
 		// The extraction step calls the user tool again: as InjecAgent's
@@ -793,4 +817,161 @@ func iaLabels(kind, setting, attackType string) map[string]any {
 		labels["attack_type"] = attackType
 	}
 	return labels
+}
+
+// pyLiteral reads a Python literal as InjecAgent's data writes its tools'
+// arguments ("{'recipe_id': 'R-118', 'max_results': 5}"): dicts, lists and
+// tuples, strings in single or double quotes with backslash escapes,
+// integers and floats, True, False and None. Nothing is evaluated.
+func pyLiteral(s string) (any, error) {
+	p := &pyParser{s: s}
+	v, err := p.value(0)
+	if err != nil {
+		return nil, err
+	}
+	if p.skip(); p.i < len(p.s) {
+		return nil, fmt.Errorf("unexpected %q at byte %d", p.s[p.i], p.i)
+	}
+	return v, nil
+}
+
+// pyParser reads a Python literal; depth bounds nesting.
+type pyParser struct {
+	s string
+	i int
+}
+
+const pyMaxDepth = 64
+
+func (p *pyParser) skip() {
+	for p.i < len(p.s) && strings.IndexByte(" \t\r\n", p.s[p.i]) >= 0 {
+		p.i++
+	}
+}
+
+func (p *pyParser) value(depth int) (any, error) {
+	if depth > pyMaxDepth {
+		return nil, fmt.Errorf("nested deeper than %d", pyMaxDepth)
+	}
+	p.skip()
+	if p.i >= len(p.s) {
+		return nil, errors.New("unexpected end")
+	}
+	switch c := p.s[p.i]; {
+	case c == '{':
+		p.i++
+		m := map[string]any{}
+		for {
+			if p.skip(); p.i < len(p.s) && p.s[p.i] == '}' {
+				p.i++
+				return m, nil
+			}
+			k, err := p.value(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			key, ok := k.(string)
+			if !ok {
+				return nil, fmt.Errorf("a dict key at byte %d is not a string", p.i)
+			}
+			if p.skip(); p.i >= len(p.s) || p.s[p.i] != ':' {
+				return nil, fmt.Errorf("want : at byte %d", p.i)
+			}
+			p.i++
+			v, err := p.value(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			m[key] = v
+			if err := p.sep('}'); err != nil {
+				return nil, err
+			}
+		}
+	case c == '[' || c == '(':
+		end := byte(']')
+		if c == '(' {
+			end = ')'
+		}
+		p.i++
+		l := []any{}
+		for {
+			if p.skip(); p.i < len(p.s) && p.s[p.i] == end {
+				p.i++
+				return l, nil
+			}
+			v, err := p.value(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			l = append(l, v)
+			if err := p.sep(end); err != nil {
+				return nil, err
+			}
+		}
+	case c == '\'' || c == '"':
+		return p.str(c)
+	}
+	start := p.i
+	for p.i < len(p.s) && strings.IndexByte(",:}])", p.s[p.i]) < 0 && strings.IndexByte(" \t\r\n", p.s[p.i]) < 0 {
+		p.i++
+	}
+	switch word := p.s[start:p.i]; word {
+	case "True":
+		return true, nil
+	case "False":
+		return false, nil
+	case "None":
+		return nil, nil
+	default:
+		if n, err := strconv.ParseInt(word, 10, 64); err == nil {
+			return n, nil
+		}
+		if f, err := strconv.ParseFloat(word, 64); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) {
+			return f, nil
+		}
+		return nil, fmt.Errorf("unexpected %q at byte %d", word, start)
+	}
+}
+
+// sep reads the comma after an element, or sees the closing bracket.
+func (p *pyParser) sep(end byte) error {
+	p.skip()
+	switch {
+	case p.i < len(p.s) && p.s[p.i] == ',':
+		p.i++
+		return nil
+	case p.i < len(p.s) && p.s[p.i] == end:
+		return nil
+	}
+	return fmt.Errorf("want , or %c at byte %d", end, p.i)
+}
+
+// str reads a quoted string with Python's common backslash escapes.
+func (p *pyParser) str(q byte) (string, error) {
+	p.i++
+	var b strings.Builder
+	for p.i < len(p.s) {
+		c := p.s[p.i]
+		switch {
+		case c == q:
+			p.i++
+			return b.String(), nil
+		case c == '\\' && p.i+1 < len(p.s):
+			p.i++
+			switch e := p.s[p.i]; e {
+			case 'n':
+				b.WriteByte('\n')
+			case 't':
+				b.WriteByte('\t')
+			case 'r':
+				b.WriteByte('\r')
+			default:
+				b.WriteByte(e)
+			}
+		default:
+			b.WriteByte(c)
+		}
+		p.i++
+	}
+	return "", errors.New("a string is not closed")
 }

@@ -685,3 +685,33 @@ func TestInjecAgentLinear(t *testing.T) {
 		t.Errorf("50,000 cases took %v, want well under 20s", t50)
 	}
 }
+
+// TestPyLiteral: InjecAgent's tool arguments are Python literals; they are
+// read, never evaluated, and anything else is an error.
+func TestPyLiteral(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string // want: fmt.Sprint of the value, or "error"
+	}{
+		{`{'recipe_id': 'R-118'}`, "map[recipe_id:R-118]"},
+		{`{"q": "it's", 'n': 5, 'x': 2.5, 'ok': True, 'no': False, 'v': None}`, "map[n:5 no:false ok:true q:it's v:<nil> x:2.5]"},
+		{`{'ids': ['a', 'b'], 'pair': (1, 2), 'nested': {'k': []}}`, "map[ids:[a b] nested:map[k:[]] pair:[1 2]]"},
+		{`{'s': 'line\nbreak \'quoted\''}`, "map[s:line\nbreak 'quoted']"},
+		{`{}`, "map[]"},
+		{`{'a': 1,}`, "map[a:1]"},
+		{`{'a': __import__('os')}`, "error"},
+		{`{'a': 1`, "error"},
+		{`{1: 'a'}`, "error"},
+		{`{'a': 'open`, "error"},
+		{`{'a': 1} extra`, "error"},
+		{strings.Repeat("[", 100) + strings.Repeat("]", 100), "error"},
+	} {
+		v, err := pyLiteral(tc.in)
+		got := fmt.Sprint(v)
+		if err != nil {
+			got = "error"
+		}
+		if got != tc.want {
+			t.Errorf("%s: %s (%v), want %s", tc.in, got, err, tc.want)
+		}
+	}
+}
