@@ -2,10 +2,12 @@
 pikit import agentdojo reads beside environment.yaml and
 injection_vectors.yaml (AgentDojo's tasks and tools are Python, not data).
 
-    pip install agentdojo
-    python3 agentdojo_export_tasks.py v1.2 workspace > suites/workspace/tasks.yaml
+    pip install agentdojo==0.1.35
+    python3 agentdojo_export_tasks.py v1.2.2 workspace > suites/workspace/tasks.yaml
 
-Written against agentdojo 0.1.3x; pikit's tests do not run it.
+Written against agentdojo 0.1.35 (benchmark version v1.2.2, which
+agentdojo_score.py scores by default); the benchmark suite's AgentDojo test
+runs it.
 """
 import json
 import sys
