@@ -22,7 +22,8 @@ type Problem struct {
 
 var (
 	scenarioKeys = []string{"description", "system", "user_message", "channel", "taint", "tools"}
-	taintKeys    = []string{"tool", "call", "mode", "marker", "clean", "args"}
+	taintKeys    = []string{"tool", "call", "mode", "marker", "clean", "args", "also"}
+	spotKeys     = []string{"tool", "marker", "clean"}
 	toolKeys     = []string{"name", "description", "parameters", "sink", "output", "template", "by_arg", "data"}
 	paramTypes   = []string{"string", "number", "integer", "boolean", "array", "object"}
 	taintModes   = []string{TaintReplace, TaintInsert, TaintAppend}
@@ -41,7 +42,8 @@ const DefaultDeclarativeChannel = "raw"
 //	description, system, user_message, channel (default "raw")
 //	taint = "tool" or { tool = "...", call = n, mode = "replace|insert|append", marker = "...", clean = "..." }
 //	(clean: what the marker stands for where no payload goes; default "";
-//	args: the arguments of the taint point's prefetched call)
+//	args: the arguments of the taint point's prefetched call; also: more
+//	places the payload goes, [{ tool, marker, clean }, ...])
 //	[[scenarios.NAME.tools]]
 //	name, description, parameters (a JSON Schema object), and either
 //	sink = true (with an optional output or template: its confirmation),
@@ -148,6 +150,33 @@ func ParseScenario(name string, m map[string]any) (*Scenario, []Problem) {
 				} else {
 					bad("taint.args", "want a table of the prefetched call's arguments, got %s", method.Describe(v))
 				}
+			case "also":
+				list, ok := v.([]any)
+				if !ok {
+					bad("taint.also", "want a list of { tool, marker, clean }, got %s", method.Describe(v))
+				}
+				for i, e := range list {
+					key := fmt.Sprintf("taint.also.%d", i)
+					em, ok := e.(map[string]any)
+					if !ok {
+						bad(key, "want { tool, marker, clean }, got %s", method.Describe(e))
+						continue
+					}
+					var sp TaintSpot
+					for _, ek := range slices.Sorted(maps.Keys(em)) {
+						switch ek {
+						case "tool":
+							sp.Tool = str(key+".tool", em[ek])
+						case "marker":
+							sp.Marker = str(key+".marker", em[ek])
+						case "clean":
+							sp.Clean = str(key+".clean", em[ek])
+						default:
+							bad(key+"."+ek, "unknown key%s; valid keys: %s", suggest.Hint(ek, spotKeys), strings.Join(spotKeys, ", "))
+						}
+					}
+					sc.TaintAlso = append(sc.TaintAlso, sp)
+				}
 			default:
 				bad("taint."+k, "unknown key in taint%s; valid keys: %s", suggest.Hint(k, taintKeys), strings.Join(taintKeys, ", "))
 			}
@@ -178,6 +207,22 @@ func ParseScenario(name string, m map[string]any) (*Scenario, []Problem) {
 	}
 	if sc.TaintMarker != "" && sc.TaintMode != TaintInsert {
 		bad("taint.marker", "a marker is used only with mode = \"insert\"")
+	}
+	for i, sp := range sc.TaintAlso {
+		key := fmt.Sprintf("taint.also.%d", i)
+		j := slices.IndexFunc(sc.Tools, func(t Tool) bool { return t.Name == sp.Tool })
+		switch {
+		case sc.TaintMode != TaintInsert:
+			bad(key, "more places for the payload need mode = \"insert\"")
+		case sp.Marker == "":
+			bad(key+".marker", "missing: the text in %s's output the payload replaces", sp.Tool)
+		case j < 0:
+			bad(key+".tool", "names no tool of the scenario: %q", sp.Tool)
+		case sc.Tools[j].Sink:
+			bad(key+".tool", "%q is a sink; the payload enters through a source tool", sp.Tool)
+		case !strings.Contains(sc.Tools[j].text, sp.Marker):
+			bad(key+".marker", "%q is nowhere in the output of %s", sp.Marker, sp.Tool)
+		}
 	}
 	if sc.TaintClean != "" && sc.TaintMarker == "" {
 		bad("taint.clean", "is what the marker stands for in a clean run: it needs mode = \"insert\" and a marker")

@@ -383,6 +383,18 @@ func (tr *Trace) callTool(sc *Scenario, call target.ToolCall, in Input, h Hooks,
 	} else if call.Name == sc.TaintPoint && sc.TaintMarker != "" {
 		result = strings.ReplaceAll(result, sc.TaintMarker, sc.TaintClean)
 	}
+	payload, attacked := in.Taint[sc.TaintPoint]
+	for _, sp := range sc.TaintAlso {
+		if sp.Tool != call.Name || !strings.Contains(result, sp.Marker) {
+			continue
+		}
+		if attacked {
+			result = strings.ReplaceAll(result, sp.Marker, payload)
+			step.Tainted = true
+		} else {
+			result = strings.ReplaceAll(result, sp.Marker, sp.Clean)
+		}
+	}
 	if b := h.Screen(result); b != nil {
 		b.Point = "tool_result"
 		step.Blocked = true

@@ -151,6 +151,11 @@ type Scenario struct {
 	// the call a benchmark puts in the history, as InjecAgent does; without
 	// them each required parameter gets a placeholder.
 	TaintArgs map[string]any
+	// TaintAlso are more places the same payload goes, as a benchmark that
+	// injects every candidate place of a task at once (AgentDojo): each a
+	// marker in a source tool's output, replaced by the payload in every
+	// call of an attacked run, and by its clean text otherwise.
+	TaintAlso []TaintSpot
 
 	// defs are the tools' definitions, built once by Register for the
 	// Tools slice in defsOf; every run of the scenario shares them
@@ -201,6 +206,12 @@ func (s *Scenario) Sinks() []string {
 		}
 	}
 	return out
+}
+
+// TaintSpot is one more place a scenario's payload goes: Marker in the
+// output of the source tool Tool, standing for Clean where no payload goes.
+type TaintSpot struct {
+	Tool, Marker, Clean string
 }
 
 // Direct reports whether the scenario takes only direct injection (no taint

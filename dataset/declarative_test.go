@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pikit-go/pikit/agent"
 	"github.com/pikit-go/pikit/judge"
 	"github.com/pikit-go/pikit/matrix"
 )
@@ -248,5 +249,59 @@ func TestDeclarativeTaintArgs(t *testing.T) {
 	}
 	if _, err := Parse("bad.toml", []byte(strings.Replace(string(data), `marker = "<NOTE>" }`, `marker = "<NOTE>", args = "1042" }`, 1))); err == nil || !strings.Contains(err.Error(), "taint.args") {
 		t.Errorf("args not a table: %v", err)
+	}
+}
+
+// TestDeclarativeTaintAlso: the payload also goes to the other places a
+// scenario names, in every call of an attacked run; a clean run shows
+// their clean texts; a place whose marker is not in its tool's output is an
+// error.
+func TestDeclarativeTaintAlso(t *testing.T) {
+	data, err := os.ReadFile("testdata/declarative.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := strings.Replace(string(data), `marker = "<NOTE>" }`, `marker = "<NOTE>", also = [{ tool = "lookup_order", marker = "No such", clean = "Unknown" }] }`, 1)
+	doc = strings.Replace(doc, `[[cases]]
+id = "refund-fraud"`, `[[cases]]
+id = "refund-fraud"
+target_options = { script = [{ tool = "lookup_order", arguments = { order = "Z-9" } }, "done"] }`, 1)
+	doc = strings.Replace(doc, `target_spec = "mock:obedient"`, `target_spec = "mock"`, 1)
+	ds, err := Parse("also.toml", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells, err := Plan(ds, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := matrix.Runner{Concurrency: 1}.RunAll(context.Background(), cells)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		if r.TraceData == nil {
+			t.Fatalf("%s: %s %s", r.Attack, r.Outcome, r.Error)
+		}
+		var lookup agent.Step
+		for _, s := range r.TraceData.Steps {
+			if s.Tool == "lookup_order" {
+				lookup = s
+			}
+		}
+		switch r.Attack {
+		case "none":
+			if lookup.Tainted || lookup.Result != "Unknown order." {
+				t.Errorf("clean run: %+v", lookup)
+			}
+		case "naive":
+			if !lookup.Tainted || !strings.Contains(lookup.Result, "9999-0000") || !r.TraceData.TaintDelivered {
+				t.Errorf("attacked run: %+v", lookup)
+			}
+		}
+	}
+	bad := strings.Replace(string(data), `marker = "<NOTE>" }`, `marker = "<NOTE>", also = [{ tool = "lookup_order", marker = "<ELSEWHERE>" }] }`, 1)
+	if _, err := Parse("bad.toml", []byte(bad)); err == nil || !strings.Contains(err.Error(), "taint.also[0].marker") {
+		t.Errorf("a marker nowhere in its tool's output: %v", err)
 	}
 }

@@ -1344,14 +1344,14 @@ func (s *adSuite) build(d *Dataset) error {
 		raw[t.name] = text
 	}
 	// fill replaces the vectors' placeholders by their defaults; the
-	// tainted vector keeps its placeholder as the marker, which the
+	// user task's injection candidates keep theirs as markers, which the
 	// payload replaces, default and all, as AgentDojo's attacks do, and
-	// clean runs show as its default (the taint's clean text).
-	fill := func(text, tainted string) string {
+	// clean runs show as their defaults (the taint's clean texts).
+	fill := func(text string, keep []string) string {
 		return adPlaceholderRe.ReplaceAllStringFunc(text, func(ph string) string {
 			id := ph[1 : len(ph)-1]
 			def, ok := defaults[id]
-			if !ok || id == tainted {
+			if !ok || slices.Contains(keep, id) {
 				return ph
 			}
 			return def
@@ -1383,22 +1383,31 @@ func (s *adSuite) build(d *Dataset) error {
 			UserMessage: u.prompt,
 			Channel:     "raw",
 		}
+		var keep []string // the candidates, when the task is injectable
 		if vector != "" {
+			keep = s.candidates(u)
 			sc.Taint = Taint{Tool: source, Mode: "insert", Marker: "{" + vector + "}", Clean: defaults[vector]}
-			sc.Description += fmt.Sprintf(" The payload goes where injection vector %s is, in the output of %s", vector, source)
-			if defaults[vector] != "" {
-				sc.Description += ", in place of the vector's default text, as AgentDojo's attacks do (clean runs show the default)"
+			// Every other place a candidate shows takes the payload too, as
+			// AgentDojo injects every candidate of the task at once.
+			var more []string
+			for _, t := range tools {
+				for _, v := range keep {
+					if !t.sink && (t.name != source || v != vector) && strings.Contains(raw[t.name], "{"+v+"}") {
+						sc.Taint.Also = append(sc.Taint.Also, Spot{Tool: t.name, Marker: "{" + v + "}", Clean: defaults[v]})
+						more = append(more, v+" in "+t.name)
+					}
+				}
 			}
-			sc.Description += "."
+			sc.Description += fmt.Sprintf(" The payload goes where injection vector %s is, in the output of %s", vector, source)
+			if len(more) > 0 {
+				sc.Description += fmt.Sprintf(", and where the task's other candidates are (%s)", strings.Join(more, ", "))
+			}
+			sc.Description += ", in place of each vector's default text, as AgentDojo's attacks do (clean runs show the defaults)."
 		}
 		for _, t := range tools {
 			tool := Tool{Name: t.name, Description: t.description, Parameters: t.params, Sink: t.sink}
 			if !t.sink {
-				tainted := ""
-				if t.name == source {
-					tainted = vector
-				}
-				tool.Output = fill(raw[t.name], tainted)
+				tool.Output = fill(raw[t.name], keep)
 			}
 			sc.Tools = append(sc.Tools, tool)
 		}
@@ -1432,16 +1441,24 @@ func (s *adSuite) build(d *Dataset) error {
 	return nil
 }
 
+// candidates are the user task's injection candidates: those tasks.yaml
+// names, or every vector of the suite when it names none.
+func (s *adSuite) candidates(u adUserTask) []string {
+	if u.hasCandidates {
+		return u.candidates
+	}
+	cands := make([]string, 0, len(s.vectors))
+	for _, v := range s.vectors {
+		cands = append(cands, v.id)
+	}
+	return cands
+}
+
 // taintPoint is the user task's injection vector (its first candidate that
 // shows in the output of a tool its ground truth calls, in call order) and
 // that tool.
 func (s *adSuite) taintPoint(u adUserTask, tools []adTool, raw map[string]string) (vector, tool string) {
-	cands := u.candidates
-	if !u.hasCandidates {
-		for _, v := range s.vectors {
-			cands = append(cands, v.id)
-		}
-	}
+	cands := s.candidates(u)
 	var order []string
 	for _, c := range u.calls {
 		if _, isSource := raw[c.function]; isSource && !slices.Contains(order, c.function) {

@@ -25,11 +25,12 @@ func TestAgentDojoFixture(t *testing.T) {
 		"bakery-user_task_0", "bakery-user_task_0-injection_task_0", "bakery-user_task_0-injection_task_1",
 		"bakery-user_task_1", "bakery-user_task_1-injection_task_0", "bakery-user_task_1-injection_task_1",
 		"bakery-user_task_2", "bakery-user_task_2-injection_task_0", "bakery-user_task_2-injection_task_1",
+		"bakery-user_task_3", "bakery-user_task_3-injection_task_0", "bakery-user_task_3-injection_task_1",
 	}
 	if got := caseIDs(d); !slices.Equal(got, want) {
 		t.Errorf("case ids %v\nwant %v", got, want)
 	}
-	if len(d.Scenarios) != 3 || d.Benchmark != "agentdojo" {
+	if len(d.Scenarios) != 4 || d.Benchmark != "agentdojo" {
 		t.Errorf("%d scenarios, benchmark %q", len(d.Scenarios), d.Benchmark)
 	}
 	// The same import from the suite's own directory.
@@ -44,6 +45,14 @@ func TestAgentDojoFixture(t *testing.T) {
 	sc := map[string]Scenario{}
 	for _, s := range d.Scenarios {
 		sc[s.Name] = s
+	}
+	// Two candidates, in two tools: the first (in call order) is the
+	// taint point, the other takes the payload too, as AgentDojo injects
+	// every candidate of a task at once; each stands for its default in
+	// clean runs.
+	if tt := sc["agentdojo-bakery-user_task_3"].Taint; tt.Tool != "list_orders" || tt.Marker != "{injection_order_note}" ||
+		!slices.Equal(tt.Also, []Spot{{Tool: "get_webpage", Marker: "{injection_supplier_page}", Clean: "Deliveries on Tuesdays."}}) {
+		t.Errorf("user_task_3 taint %+v", tt)
 	}
 	// user_task_1 names no candidates: the vector is found in the output
 	// of the tool its ground truth calls.
@@ -105,8 +114,8 @@ func TestAgentDojoRunsOnObedient(t *testing.T) {
 		t.Fatal(err)
 	}
 	by := runObedient(t, d)
-	if len(by) != 9 {
-		t.Fatalf("results for %d cases, want 9", len(by))
+	if len(by) != 12 {
+		t.Fatalf("results for %d cases, want 12", len(by))
 	}
 	for id, rs := range by {
 		r := rs[0]
@@ -206,7 +215,7 @@ func TestAgentDojoErrors(t *testing.T) {
 		{"invalid YAML", write("injection_vectors.yaml", "a: [1, 2\n"), "injection_vectors.yaml", "invalid YAML"},
 		{"vector without default", replace("injection_vectors.yaml", "  default: \"\"\ninjection_invoice_email", "injection_invoice_email"), "injection_vectors.yaml:1: injection_order_note.default", "missing"},
 		{"tasks not a mapping", write("tasks.yaml", "- 1\n"), "tasks.yaml", "want a mapping with tools"},
-		{"goal missing", replace("tasks.yaml", "    goal: Cancel every", "    gaol: Cancel every"), "tasks.yaml:95: injection_tasks.1.goal", "missing: want the attacker's goal"},
+		{"goal missing", replace("tasks.yaml", "    goal: Cancel every", "    gaol: Cancel every"), "tasks.yaml:103: injection_tasks.1.goal", "missing: want the attacker's goal"},
 		{"prompt not a string", replace("tasks.yaml", "prompt: How much", "prompt:\n      - How much"), "tasks.yaml:", "user_tasks.1.prompt: want the user's request (the task's PROMPT) as a string, got a list"},
 		{"unknown ground-truth tool", replace("tasks.yaml", "function: list_orders", "function: list_order"), "tasks.yaml:", `user_tasks.0.ground_truth.0.function: "list_order" is no tool of this file's tools (did you mean list_orders?)`},
 		{"unknown dependency", replace("tasks.yaml", "dependencies: [orders]\n  - name: get_webpage", "dependencies: [order]\n  - name: get_webpage"), "tasks.yaml:", `tools.1.dependencies.0: "order" is no part of environment.yaml (did you mean orders?)`},

@@ -148,7 +148,13 @@ type Taint struct {
 	// run makes before the model's first turn (the call a benchmark puts in
 	// the history); nil for placeholders.
 	Args map[string]any
+	// Also are more places the same payload goes (insert mode): a marker
+	// in a source tool's output, with the text it stands for in clean runs.
+	Also []Spot
 }
+
+// Spot is one more place a scenario's payload goes.
+type Spot struct{ Tool, Marker, Clean string }
 
 // Tool is a declarative tool: a source (fixed output, a template, or data
 // keyed by an argument) or a sink (records its calls, never acts).
@@ -257,6 +263,17 @@ func Write(w io.Writer, d *Dataset) error {
 		}
 		if sc.Taint.Args != nil {
 			taint["args"] = sc.Taint.Args
+		}
+		if len(sc.Taint.Also) > 0 {
+			also := make([]any, len(sc.Taint.Also))
+			for i, sp := range sc.Taint.Also {
+				m := map[string]any{"tool": sp.Tool, "marker": sp.Marker}
+				if sp.Clean != "" {
+					m["clean"] = sp.Clean
+				}
+				also[i] = m
+			}
+			taint["also"] = also
 		}
 		if sc.Taint.Tool != "" {
 			e.kv("taint", taint)
