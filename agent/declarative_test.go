@@ -78,3 +78,30 @@ func TestEchoCallsDeclarativeTool(t *testing.T) {
 		t.Errorf("final text %q does not echo the tool result", tr.FinalText)
 	}
 }
+
+// TestToolArgumentTypes: an argument must have its parameter's type,
+// lists and objects included (AgentDojo's runtime refuses a string where
+// its schema wants a list, and so does pikit's).
+func TestToolArgumentTypes(t *testing.T) {
+	schema := map[string]any{"type": "object", "properties": map[string]any{
+		"to":   map[string]any{"type": "array", "items": map[string]any{"type": "string"}},
+		"meta": map[string]any{"type": "object"},
+	}}
+	tool, probs := parseTool(map[string]any{"name": "send", "parameters": schema, "sink": true})
+	if len(probs) > 0 {
+		t.Fatal(probs)
+	}
+	for _, tc := range []struct {
+		args map[string]any
+		ok   bool
+	}{
+		{map[string]any{"to": []any{"a@example.com"}}, true},
+		{map[string]any{"to": "a@example.com"}, false},
+		{map[string]any{"meta": map[string]any{"k": "v"}}, true},
+		{map[string]any{"meta": "k=v"}, false},
+	} {
+		if err := tool.Check(tc.args); (err == nil) != tc.ok {
+			t.Errorf("%v: %v, want ok %v", tc.args, err, tc.ok)
+		}
+	}
+}

@@ -120,6 +120,12 @@ func typeMatches(typ string, v any) bool {
 	case "boolean":
 		_, ok := v.(bool)
 		return ok
+	case "array":
+		_, ok := v.([]any)
+		return ok
+	case "object":
+		_, ok := v.(map[string]any)
+		return ok
 	}
 	return true
 }

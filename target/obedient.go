@@ -1111,6 +1111,14 @@ func obConvert(v, typ string, required bool) (any, bool) {
 			return false, true
 		}
 		return false, required
+	case "array":
+		// One value where the schema wants a list: a list of it.
+		if v == "" {
+			return []any{}, required
+		}
+		return []any{v}, true
+	case "object":
+		return map[string]any{}, required
 	}
 	return v, true
 }
