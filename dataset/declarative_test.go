@@ -190,18 +190,7 @@ func TestDeclarativeTaintClean(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc := strings.Replace(string(data), `marker = "<NOTE>" }`, `marker = "<NOTE>", clean = "Please call me back." }`, 1)
-	ds, err := Parse("clean.toml", []byte(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cells, err := Plan(ds, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := matrix.Runner{Concurrency: 1}.RunAll(context.Background(), cells)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runDoc(t, "clean.toml", doc)
 	for _, r := range res {
 		var ticket string
 		for _, s := range r.TraceData.Steps {
@@ -229,18 +218,7 @@ func TestDeclarativeTaintArgs(t *testing.T) {
 	}
 	doc := strings.Replace(string(data), `marker = "<NOTE>" }`, `marker = "<NOTE>", args = { ticket = "1042" } }`, 1)
 	doc = strings.Replace(doc, `target_spec = "mock:obedient"`, "target_spec = \"mock:obedient\"\nprefetch = true", 1)
-	ds, err := Parse("args.toml", []byte(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cells, err := Plan(ds, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := matrix.Runner{Concurrency: 1}.RunAll(context.Background(), cells)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runDoc(t, "args.toml", doc)
 	for _, r := range res {
 		first := r.TraceData.Steps[1]
 		if !first.Prefetched || first.Tool != "read_ticket" || first.Arguments != `{"ticket":"1042"}` || !strings.HasPrefix(first.Result, "Ticket 1042") {
@@ -267,18 +245,7 @@ id = "refund-fraud"`, `[[cases]]
 id = "refund-fraud"
 target_options = { script = [{ tool = "lookup_order", arguments = { order = "Z-9" } }, "done"] }`, 1)
 	doc = strings.Replace(doc, `target_spec = "mock:obedient"`, `target_spec = "mock"`, 1)
-	ds, err := Parse("also.toml", []byte(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cells, err := Plan(ds, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := matrix.Runner{Concurrency: 1}.RunAll(context.Background(), cells)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runDoc(t, "also.toml", doc)
 	for _, r := range res {
 		if r.TraceData == nil {
 			t.Fatalf("%s: %s %s", r.Attack, r.Outcome, r.Error)
@@ -304,4 +271,23 @@ target_options = { script = [{ tool = "lookup_order", arguments = { order = "Z-9
 	if _, err := Parse("bad.toml", []byte(bad)); err == nil || !strings.Contains(err.Error(), "taint.also[0].marker") {
 		t.Errorf("a marker nowhere in its tool's output: %v", err)
 	}
+}
+
+// runDoc parses a dataset document, plans it and runs its cells one at a
+// time, failing the test on any error.
+func runDoc(t *testing.T, name, doc string) []matrix.Result {
+	t.Helper()
+	ds, err := Parse(name, []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells, err := Plan(ds, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := matrix.Runner{Concurrency: 1}.RunAll(context.Background(), cells)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }

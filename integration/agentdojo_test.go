@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,26 +15,9 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-var (
-	adOnce sync.Once
-	adPy   string
-	adErr  string
-)
-
-// agentdojoPython returns the interpreter of a virtual environment holding
-// AgentDojo (testdata/benchmarks/agentdojo-requirements.txt, installed
-// from PyPI once and cached by the file's hash), or skips the test (fails
-// it under PIKIT_REQUIRE_BENCHMARKS=1).
-func agentdojoPython(t *testing.T) string {
-	t.Helper()
-	adOnce.Do(func() {
-		start := time.Now()
-		adPy, adErr = pipVenv("agentdojo-venv", "PIKIT_AGENTDOJO_VENV", filepath.Join("testdata", "benchmarks", "agentdojo-requirements.txt"))
-		t.Logf("AgentDojo's virtual environment ready in %v (a cached one takes no time)", time.Since(start).Round(time.Millisecond))
-	})
-	unavailable(t, "benchmark", "PIKIT_REQUIRE_BENCHMARKS", adErr)
-	return adPy
-}
+// agentdojoVenv holds AgentDojo (testdata/benchmarks/agentdojo-requirements.txt).
+var agentdojoVenv = &venv{name: "agentdojo-venv", env: "PIKIT_AGENTDOJO_VENV", requirements: filepath.Join("testdata", "benchmarks", "agentdojo-requirements.txt"),
+	suite: "benchmark", require: "PIKIT_REQUIRE_BENCHMARKS"}
 
 // adTasks is what examples/agentdojo_export_tasks.py writes, in part.
 type adTasks struct {
@@ -96,7 +78,7 @@ type scoredResult struct {
 // errors pass through byte for byte; bad input stops the script, naming
 // the line, with nothing written.
 func TestAgentDojoScoredByAgentDojo(t *testing.T) {
-	py := agentdojoPython(t)
+	py := agentdojoVenv.python(t)
 	start := time.Now()
 	t.Setenv("PYTHONDONTWRITEBYTECODE", "1")
 	examples, err := filepath.Abs(filepath.Join("..", "examples"))

@@ -18,20 +18,13 @@ import (
 	"github.com/pikit-go/pikit/target"
 )
 
-var (
-	venvOnce sync.Once
-	venvPy   string
-	venvErr  string
-)
+// agentsVenv holds the pinned agent frameworks.
+var agentsVenv = &venv{name: "agents-venv", env: "PIKIT_AGENTS_VENV", requirements: filepath.Join("testdata", "agents", "requirements.txt"),
+	suite: "real-agent", require: "PIKIT_REQUIRE_AGENTS"}
 
 // python returns the interpreter of the suite's virtual environment, with
 // the pinned agent frameworks installed, or skips the test.
-func python(t *testing.T) string {
-	t.Helper()
-	venvOnce.Do(func() { venvPy, venvErr = setupVenv() })
-	unavailable(t, "real-agent", "PIKIT_REQUIRE_AGENTS", venvErr)
-	return venvPy
-}
+func python(t *testing.T) string { return agentsVenv.python(t) }
 
 // unavailable skips the test when what a suite needs could not be set up
 // (why is not ""), or fails it when the variable require is 1.
@@ -44,10 +37,6 @@ func unavailable(t *testing.T, suite, require, why string) {
 		t.Fatalf("%s suite: %s", suite, why)
 	}
 	t.Skipf("%s suite skipped: %s (set %s=1 to make this a failure)", suite, why, require)
-}
-
-func setupVenv() (string, string) {
-	return pipVenv("agents-venv", "PIKIT_AGENTS_VENV", filepath.Join("testdata", "agents", "requirements.txt"))
 }
 
 func lastLines(b []byte) string {

@@ -18,24 +18,35 @@ import (
 	"github.com/pelletier/go-toml/v2"
 )
 
-var (
-	benchOnce sync.Once
-	benchPy   string
-	benchErr  string
-)
+// venv is a suite's virtual environment, made once per test run by pipVenv
+// from a requirements file.
+type venv struct {
+	once    sync.Once
+	py, why string
 
-// benchPython returns the interpreter of a virtual environment holding the
-// benchmarks' own packages (testdata/benchmarks/requirements.txt, installed
-// from PyPI once and cached by the file's hash), or skips the test (fails
-// it under PIKIT_REQUIRE_BENCHMARKS=1, as .ci/run sets it).
-func benchPython(t *testing.T) string {
-	t.Helper()
-	benchOnce.Do(func() {
-		benchPy, benchErr = pipVenv("bench-venv", "PIKIT_BENCH_VENV", filepath.Join("testdata", "benchmarks", "requirements.txt"), "--no-deps")
-	})
-	unavailable(t, "benchmark", "PIKIT_REQUIRE_BENCHMARKS", benchErr)
-	return benchPy
+	name, env, requirements string   // pipVenv's arguments
+	pipArgs                 []string //
+	suite, require          string   // unavailable's
 }
+
+// python returns the environment's interpreter, making it on first use,
+// or skips the test (fails it when the suite's require variable is 1).
+func (v *venv) python(t *testing.T) string {
+	t.Helper()
+	v.once.Do(func() {
+		start := time.Now()
+		v.py, v.why = pipVenv(v.name, v.env, v.requirements, v.pipArgs...)
+		t.Logf("%s ready in %v (a cached one takes no time)", v.name, time.Since(start).Round(time.Millisecond))
+	})
+	unavailable(t, v.suite, v.require, v.why)
+	return v.py
+}
+
+// benchVenv holds the benchmarks' own packages (spikee's generator, with
+// --no-deps), failing the suite under PIKIT_REQUIRE_BENCHMARKS=1, as
+// .ci/run sets it.
+var benchVenv = &venv{name: "bench-venv", env: "PIKIT_BENCH_VENV", requirements: filepath.Join("testdata", "benchmarks", "requirements.txt"),
+	pipArgs: []string{"--no-deps"}, suite: "benchmark", require: "PIKIT_REQUIRE_BENCHMARKS"}
 
 // pipVenv makes (or finds, cached in the user's cache directory under
 // name and the requirements' hash, or at $env) a virtual environment with
@@ -98,7 +109,7 @@ type spikeeEntry struct {
 // the system message and standalone attacks; all three positions on the
 // small test folder, whose documents include one with a placeholder.
 func TestSpikeeEqualsUpstream(t *testing.T) {
-	py := benchPython(t)
+	py := benchVenv.python(t)
 	out, err := exec.Command(py, "-c", "import os, spikee; print(os.path.dirname(spikee.__file__))").Output()
 	if err != nil {
 		t.Fatalf("locating spikee's package: %v", err)
