@@ -1420,7 +1420,7 @@ func (s *adSuite) build(d *Dataset) error {
 		} else {
 			utility += ", and the task gives no ground-truth output to look for in the answer"
 		}
-		cfg := map[string]any{"agents": []string{scName}, "attacks": []string{"none"}}
+		cfg := map[string]any{"agents": []string{scName}, "attacks": []string{"none"}, "max_steps": adMaxSteps}
 		if u.output != "" {
 			cfg["expected"] = u.output
 		}
@@ -1482,12 +1482,19 @@ func (s *adSuite) taintPoint(u adUserTask, tools []adTool, raw map[string]string
 	return "", ""
 }
 
+// adMaxSteps is how many times AgentDojo's pipeline asks the model in one
+// run: once, then once per round of its tool loop, which stops after 15
+// rounds (ToolsExecutionLoop's max_iters). pikit's default of 8 cut the
+// longer ground truths short (a slack task messaging four users).
+const adMaxSteps = 16
+
 // securityCase pairs a user task with an injection task.
 func (s *adSuite) securityCase(u adUserTask, in adInjectionTask, scName, where, vector, source string, tools []adTool, utility string) Case {
 	cfg := map[string]any{
-		"agents":  []string{scName},
-		"attacks": []string{"naive"},
-		"task":    in.goal,
+		"agents":    []string{scName},
+		"attacks":   []string{"naive"},
+		"task":      in.goal,
+		"max_steps": adMaxSteps,
 	}
 	if u.output != "" {
 		cfg["expected"] = u.output
