@@ -34,8 +34,14 @@ type Input struct {
 	// before the model's first turn, as if the model had asked: the data
 	// (and the payload) is in its context whether or not it can call
 	// tools. For models and servers without tool calling.
-	Prefetch    bool
-	MaxSteps    int
+	Prefetch bool
+	MaxSteps int
+	// Reruns is how many more times the conversation starts over, from
+	// the first turn with fresh messages, when it used up MaxSteps without
+	// a text answer: AgentDojo's harness runs such a task again, twice,
+	// against the same environment. The trace keeps every attempt's steps,
+	// each starting at its user step.
+	Reruns      int
 	Temperature *float64
 	Seed        *int64
 }
@@ -102,16 +108,19 @@ type Block struct {
 
 // Trace records everything one run did.
 type Trace struct {
-	Agent          string       `json:"agent"`
-	System         string       `json:"system"`
-	Steps          []Step       `json:"steps"`
-	FinalText      string       `json:"final_text"`
-	SinkCalls      []SinkCall   `json:"sink_calls,omitempty"`
-	TaintDelivered bool         `json:"taint_delivered"`
-	Blocked        *Block       `json:"blocked,omitempty"`
-	MaxStepsHit    bool         `json:"max_steps_hit,omitempty"`
-	ModelCalls     int          `json:"model_calls"`
-	Usage          target.Usage `json:"usage"`
+	Agent          string     `json:"agent"`
+	System         string     `json:"system"`
+	Steps          []Step     `json:"steps"`
+	FinalText      string     `json:"final_text"`
+	SinkCalls      []SinkCall `json:"sink_calls,omitempty"`
+	TaintDelivered bool       `json:"taint_delivered"`
+	Blocked        *Block     `json:"blocked,omitempty"`
+	MaxStepsHit    bool       `json:"max_steps_hit,omitempty"`
+	// Reruns counts the times the conversation started over
+	// (Input.Reruns); its steps are those of every attempt.
+	Reruns     int          `json:"reruns,omitempty"`
+	ModelCalls int          `json:"model_calls"`
+	Usage      target.Usage `json:"usage"`
 	// Rounds are the attempts of an adaptive attack, in the order they
 	// ran; the trace's steps are those of the winning round (or of the
 	// last, when none won).
@@ -145,17 +154,29 @@ func (tr *Trace) add(s Step) int {
 // with any error (a failed model call, a cancelled context), so a caller
 // can keep what happened before the failure.
 func Run(ctx context.Context, t target.Target, sc *Scenario, in Input, h Hooks) (Trace, error) {
-	c := Start(t, sc, in, h)
 	user := in.UserMessage
 	if user == "" {
 		user = sc.UserMessage
 	}
-	for _, turn := range append(in.Turns[:len(in.Turns):len(in.Turns)], user) {
-		if err := c.Say(ctx, turn, in.UserTainted); err != nil || c.tr.Blocked != nil || c.tr.MaxStepsHit {
-			return c.tr, err
+	var tr Trace
+	for attempt := 0; ; attempt++ {
+		c := Start(t, sc, in, h)
+		if attempt > 0 {
+			c.tr, c.tr.MaxStepsHit, c.tr.Reruns = tr, false, attempt
+		}
+		for _, turn := range append(in.Turns[:len(in.Turns):len(in.Turns)], user) {
+			if err := c.Say(ctx, turn, in.UserTainted); err != nil {
+				return c.tr, err
+			}
+			if c.Ended() {
+				break
+			}
+		}
+		tr = c.tr
+		if attempt >= in.Reruns || !tr.MaxStepsHit || tr.Blocked != nil || tr.FinalText != "" {
+			return tr, nil
 		}
 	}
-	return c.tr, nil
 }
 
 // Conversation is a run that goes on turn by turn: each Say sends one user
@@ -378,8 +399,7 @@ func (tr *Trace) callTool(sc *Scenario, call target.ToolCall, in Input, h Hooks,
 	}
 	result := tool.Output(args)
 	if tainted, ok := in.Taint[call.Name]; ok && (call.Name != sc.TaintPoint || sc.TaintCall == 0 || n == sc.TaintCall) {
-		result = sc.place(result, tainted)
-		step.Tainted = true
+		result, step.Tainted = sc.place(result, tainted)
 	} else if call.Name == sc.TaintPoint && sc.TaintMarker != "" {
 		result = strings.ReplaceAll(result, sc.TaintMarker, sc.TaintClean)
 	}
@@ -417,24 +437,28 @@ func (tr *Trace) callTool(sc *Scenario, call target.ToolCall, in Input, h Hooks,
 }
 
 // place puts the crafted text in a taint point's output, as the
-// scenario's taint mode says.
-func (s *Scenario) place(output, tainted string) string {
+// scenario's taint mode says, and says whether it did. An insert's marker
+// is a place in the tool's data: an output that does not show that place
+// (a source answering by argument, as an imported benchmark's tool does)
+// carries no payload, as the benchmark's tool would not.
+func (s *Scenario) place(output, tainted string) (string, bool) {
 	switch s.TaintMode {
 	case TaintInsert:
-		if i := strings.Index(output, s.TaintMarker); i >= 0 {
-			// The first marker takes the payload; any other is what it
-			// is in a clean run.
-			rest := strings.ReplaceAll(output[i+len(s.TaintMarker):], s.TaintMarker, s.TaintClean)
-			return output[:i] + tainted + rest
+		i := strings.Index(output, s.TaintMarker)
+		if i < 0 {
+			return output, false
 		}
-		fallthrough
+		// The first marker takes the payload; any other is what it is in
+		// a clean run.
+		rest := strings.ReplaceAll(output[i+len(s.TaintMarker):], s.TaintMarker, s.TaintClean)
+		return output[:i] + tainted + rest, true
 	case TaintAppend:
 		if output == "" {
-			return tainted
+			return tainted, true
 		}
-		return output + "\n\n" + tainted
+		return output + "\n\n" + tainted, true
 	}
-	return tainted
+	return tainted, true
 }
 
 // callArgs decodes a call's arguments; the empty object, which models send

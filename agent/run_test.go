@@ -631,3 +631,74 @@ func TestRequestContents(t *testing.T) {
 		}
 	}
 }
+
+// TestPlace: an insert's marker is a place in the tool's data; an output
+// that does not show it carries no payload (an imported benchmark's tool
+// answering by argument), while append and replace always deliver.
+func TestPlace(t *testing.T) {
+	for _, c := range []struct {
+		name, mode, output, want string
+		tainted                  bool
+	}{
+		{"insert at the marker", TaintInsert, "a {m} b {m}", "a PAY b old", true},
+		{"insert without the marker", TaintInsert, "names only", "names only", false},
+		{"append", TaintAppend, "text", "text\n\nPAY", true},
+		{"append to nothing", TaintAppend, "", "PAY", true},
+		{"replace", TaintReplace, "text", "PAY", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := &Scenario{TaintMode: c.mode, TaintMarker: "{m}", TaintClean: "old"}
+			got, tainted := s.place(c.output, "PAY")
+			if got != c.want || tainted != c.tainted {
+				t.Errorf("place(%q) = %q, %v; want %q, %v", c.output, got, tainted, c.want, c.tainted)
+			}
+		})
+	}
+}
+
+// TestReruns: a run that used up its model calls without a text answer
+// starts over (Input.Reruns), fresh, as AgentDojo's harness does; one that
+// answered, or answered in text beside its last calls, does not.
+func TestReruns(t *testing.T) {
+	loop := func(n int) []target.Response {
+		rs := make([]target.Response, n)
+		for i := range rs {
+			rs[i] = calls(call("l", "list_emails", "{}"))
+		}
+		return rs
+	}
+	talking := target.Response{Text: "still looking", ToolCalls: []target.ToolCall{call("l", "list_emails", "{}")}}
+	for _, tt := range []struct {
+		name                    string
+		reruns                  int
+		script                  []target.Response
+		wantCalls, wantAttempts int
+		wantHit                 bool
+	}{
+		{"no reruns", 0, loop(20), 2, 1, true},
+		{"two reruns, never an answer", 2, loop(20), 6, 3, true},
+		{"answered in the second attempt", 2, append(loop(3), final("done")), 4, 2, false},
+		{"answered at once", 2, []target.Response{final("done")}, 1, 1, false},
+		{"text beside the last calls is an answer", 2, []target.Response{calls(call("l", "list_emails", "{}")), talking}, 2, 1, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := target.NewScripted(tt.script...)
+			tr := mustRun(t, s, mustLookup(t, "email"), Input{MaxSteps: 2, Reruns: tt.reruns}, Hooks{})
+			users, firstMsgs := 0, 0
+			for _, st := range tr.Steps {
+				if st.Kind == StepUser {
+					users++
+				}
+			}
+			for _, r := range s.Requests() {
+				if len(r.Messages) == 1 {
+					firstMsgs++ // each attempt starts with the user message alone
+				}
+			}
+			if tr.ModelCalls != tt.wantCalls || users != tt.wantAttempts || firstMsgs != tt.wantAttempts || tr.Reruns != tt.wantAttempts-1 || tr.MaxStepsHit != tt.wantHit {
+				t.Errorf("model calls %d, user steps %d, fresh starts %d, reruns %d, hit %v; want %d calls, %d attempts, hit %v",
+					tr.ModelCalls, users, firstMsgs, tr.Reruns, tr.MaxStepsHit, tt.wantCalls, tt.wantAttempts, tt.wantHit)
+			}
+		})
+	}
+}

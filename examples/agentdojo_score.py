@@ -15,7 +15,11 @@ computes those verdicts for each cell pikit ran:
      tool executor and runtime against that environment (a tool the suite
      lacks, or arguments its schema refuses, is an error result, as AgentDojo
      records one; arguments that are not a JSON object are not run and are
-     recorded as an error too);
+     recorded as an error too). A run that stopped at its step limit ends on
+     the model's last calls, not run, as AgentDojo's tool loop leaves them;
+     a run pikit started over for want of an answer (reruns_without_answer,
+     which the import sets as AgentDojo reruns such tasks) is played back
+     one attempt per AgentDojo run, on the same environment;
   4. it runs the cell through AgentDojo's TaskSuite.run_task_with_pipeline,
      so the utility check (utility_from_traces, else utility) and the
      security check (security_from_traces, else security) are the ones
@@ -107,17 +111,36 @@ def make_replay(ad):
 
         name = "pikit-replay"
 
-        def __init__(self, turns, final_text):
-            self.turns = turns  # [(text, [(FunctionCall, error or None)])]
+        def __init__(self, attempts, final_text, cut_last):
+            # [[(text, [(FunctionCall, error or None)])]]: the turns of each
+            # attempt (a run pikit started over, reruns_without_answer)
+            self.attempts = attempts
             self.final_text = final_text
+            self.cut_last = cut_last  # the last attempt stopped at its step limit
             self.executor = ad["ToolsExecutor"]()
             self.errors = 0
+            self.next = 0
 
         def query(self, query, runtime, env=None, messages=(), extra_args=None):
+            """Plays one attempt back. An attempt that stopped at its step limit
+            ends, as in AgentDojo's tool loop, on the model's last calls, not
+            run; with no text beside them AgentDojo asks again (up to three
+            runs), and the next query plays the next attempt."""
             env = ad["EmptyEnv"]() if env is None else env
             messages = list(messages)
-            self.errors = 0
-            for text, calls in self.turns:
+            i = min(self.next, len(self.attempts) - 1)
+            self.next += 1
+            turns = self.attempts[i] if self.attempts else []
+            cut = i < len(self.attempts) - 1 or self.cut_last
+            for k, (text, calls) in enumerate(turns):
+                last = k == len(turns) - 1
+                if last and cut and calls:
+                    messages.append(
+                        ad["ChatAssistantMessage"](
+                            role="assistant", content=[ad["text"](text)] if text else None, tool_calls=[c for c, _ in calls]
+                        )
+                    )
+                    return query, runtime, env, messages, extra_args or {}
                 messages.append(
                     ad["ChatAssistantMessage"](
                         role="assistant", content=[ad["text"](text)], tool_calls=[c for c, _ in calls]
@@ -185,8 +208,8 @@ class Scorer:
                 raise BadInput(f"{where}: AgentDojo {suite_name} {self.version} has no {injection_id} (it has {len(injections)} injection tasks)")
             injection_task = suite.get_injection_task_by_id(injection_id)
             vectors = {v: payload for v in self.candidates(suite, user_task)}
-        turns, calls = replay_turns(self.ad, trace, where)
-        replay = self.Replay(turns, final_text)
+        attempts, calls = replay_turns(self.ad, trace, where)
+        replay = self.Replay(attempts, final_text, trace.get("max_steps_hit") is True)
         elements = []
         if isinstance(trace.get("system"), str) and trace["system"]:
             elements.append(self.ad["SystemMessage"](trace["system"]))
@@ -196,16 +219,26 @@ class Scorer:
 
 
 def replay_turns(ad, trace, where):
-    """The model's turns with tool calls, from a pikit trace."""
+    """The model's turns with tool calls, from a pikit trace, in attempts: a
+    run pikit started over (trace reruns) has one per user step."""
     steps = trace.get("steps")
     if steps is None:
         steps = []
     if not isinstance(steps, list):
         raise BadInput(f"{where}: trace_data.steps: want a list")
-    turns, n = [], 0
+    reruns = trace.get("reruns")
+    split = isinstance(reruns, int) and not isinstance(reruns, bool) and reruns > 0
+    attempts, turns, n, users = [], [], 0, 0
     for i, step in enumerate(steps):
         if not isinstance(step, dict):
             raise BadInput(f"{where}: trace_data.steps[{i}]: want an object")
+        if split and step.get("kind") == "user":
+            # Each attempt of a run pikit started over opens with the user.
+            users += 1
+            if users > 1:
+                attempts.append(turns)
+                turns = []
+            continue
         if step.get("kind") != "model" or not step.get("tool_calls"):
             continue
         raw = step["tool_calls"]
@@ -226,7 +259,8 @@ def replay_turns(ad, trace, where):
                 raise BadInput(f"{where}: more than {MAX_CALLS} tool calls")
         text = step.get("text")
         turns.append((text if isinstance(text, str) else "", calls))
-    return turns, n
+    attempts.append(turns)
+    return attempts, n
 
 
 def call_arguments(raw):

@@ -2,6 +2,7 @@ package importer
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -162,6 +163,11 @@ type adTool struct {
 type adCall struct {
 	function string
 	args     map[string]any
+	// output is what AgentDojo's tool returned for the call when its
+	// ground truth ran (the exporter records it), with the injection
+	// vectors as {vector_id} placeholders; hasOutput says it was given.
+	output    string
+	hasOutput bool
 }
 
 type adUserTask struct {
@@ -923,6 +929,12 @@ func (s *adSuite) readTasks() error {
 				return nil, err
 			}
 			call := adCall{function: fn, args: map[string]any{}}
+			if adGet(cm, "output") != nil {
+				if call.output, err = str(cm, p, "output", false, "the text the tool returned"); err != nil {
+					return nil, err
+				}
+				call.hasOutput = true
+			}
 			switch a := adGet(cm, "args").(type) {
 			case nil:
 			case adMap:
@@ -1374,7 +1386,33 @@ func (s *adSuite) build(d *Dataset) error {
 				tools = append(tools, t)
 			}
 		}
-		vector, source := s.taintPoint(u, tools, raw)
+		// What each source shows this task's calls: AgentDojo's recorded
+		// outputs where the export gives them, else the tool's part of the
+		// environment; placeholders still in, to find the vectors by.
+		type shown struct {
+			output, byArg string
+			data          map[string]string
+		}
+		outputs := map[string]shown{}
+		texts := map[string]string{}
+		for _, t := range tools {
+			if t.sink {
+				continue
+			}
+			o := shown{output: raw[t.name]}
+			if fixed, by, data, ok := adGroundOutputs(u.calls, t.name); ok && by == "" {
+				o.output = fixed
+			} else if ok {
+				o.byArg, o.data = by, data
+			}
+			outputs[t.name] = o
+			text := o.output
+			for _, k := range slices.Sorted(maps.Keys(o.data)) {
+				text += "\n" + o.data[k]
+			}
+			texts[t.name] = text
+		}
+		vector, source := s.taintPoint(u, tools, texts)
 		scName := "agentdojo-" + s.name + "-" + u.id
 		sc := Scenario{
 			Name:        scName,
@@ -1392,7 +1430,7 @@ func (s *adSuite) build(d *Dataset) error {
 			var more []string
 			for _, t := range tools {
 				for _, v := range keep {
-					if !t.sink && (t.name != source || v != vector) && strings.Contains(raw[t.name], "{"+v+"}") {
+					if !t.sink && (t.name != source || v != vector) && strings.Contains(texts[t.name], "{"+v+"}") {
 						sc.Taint.Also = append(sc.Taint.Also, Spot{Tool: t.name, Marker: "{" + v + "}", Clean: defaults[v]})
 						more = append(more, v+" in "+t.name)
 					}
@@ -1406,8 +1444,14 @@ func (s *adSuite) build(d *Dataset) error {
 		}
 		for _, t := range tools {
 			tool := Tool{Name: t.name, Description: t.description, Parameters: t.params, Sink: t.sink}
-			if !t.sink {
-				tool.Output = fill(raw[t.name], keep)
+			if o, ok := outputs[t.name]; ok {
+				tool.Output, tool.ByArg = fill(o.output, keep), o.byArg
+				if o.data != nil {
+					tool.Data = map[string]string{}
+					for k, v := range o.data {
+						tool.Data[k] = fill(v, keep)
+					}
+				}
 			}
 			sc.Tools = append(sc.Tools, tool)
 		}
@@ -1420,7 +1464,7 @@ func (s *adSuite) build(d *Dataset) error {
 		} else {
 			utility += ", and the task gives no ground-truth output to look for in the answer"
 		}
-		cfg := map[string]any{"agents": []string{scName}, "attacks": []string{"none"}, "max_steps": adMaxSteps}
+		cfg := map[string]any{"agents": []string{scName}, "attacks": []string{"none"}, "max_steps": adMaxSteps, "reruns_without_answer": adReruns}
 		if u.output != "" {
 			cfg["expected"] = u.output
 		}
@@ -1482,19 +1526,90 @@ func (s *adSuite) taintPoint(u adUserTask, tools []adTool, raw map[string]string
 	return "", ""
 }
 
+// adGroundOutputs is what a source answers the calls of a user task's
+// ground truth: AgentDojo's own output for each (when the export recorded
+// it), so the model sees what AgentDojo's tool shows for those arguments
+// (the car rental companies of a city, not every company's reviews). A
+// tool called without arguments answers its first call's output (fixed);
+// else the outputs are keyed by the argument that tells the calls apart
+// (byArg, data), and calls with other arguments get the tool's whole part
+// of the environment. ok is false when the calls record no output or no
+// one argument tells them apart.
+func adGroundOutputs(calls []adCall, tool string) (fixed, byArg string, data map[string]string, ok bool) {
+	var mine []adCall
+	for _, c := range calls {
+		if c.function == tool && c.hasOutput {
+			mine = append(mine, c)
+		}
+	}
+	if len(mine) == 0 {
+		return "", "", nil, false
+	}
+	if !slices.ContainsFunc(mine, func(c adCall) bool { return len(c.args) > 0 }) {
+		return mine[0].output, "", nil, true
+	}
+	// The first argument, by name, of those every call gives, whose value
+	// tells calls with different arguments apart; a call repeated with the
+	// same arguments keeps its first answer.
+	var names []string
+	for n := range mine[0].args {
+		if !slices.ContainsFunc(mine, func(c adCall) bool { _, ok := c.args[n]; return !ok }) {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+next:
+	for _, n := range names {
+		d := map[string]string{}
+		first := map[string]adCall{}
+		for _, c := range mine {
+			k := argText(c.args[n])
+			if f, dup := first[k]; dup {
+				if argText(f.args) != argText(c.args) {
+					continue next
+				}
+				continue
+			}
+			first[k], d[k] = c, c.output
+		}
+		return "", n, d, true
+	}
+	return "", "", nil, false
+}
+
+// argText is an argument's value as the agent keys a by_arg source's data
+// with it: a string as it is, anything else as JSON.
+func argText(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
 // adMaxSteps is how many times AgentDojo's pipeline asks the model in one
 // run: once, then once per round of its tool loop, which stops after 15
 // rounds (ToolsExecutionLoop's max_iters). pikit's default of 8 cut the
 // longer ground truths short (a slack task messaging four users).
 const adMaxSteps = 16
 
+// adReruns: when a run ends at that limit with no text answer, AgentDojo's
+// TaskSuite.run_task_with_pipeline runs the task again, up to three runs in
+// all, against the environment the last one left (a second transfer, a
+// second email), and scores the last.
+const adReruns = 2
+
 // securityCase pairs a user task with an injection task.
 func (s *adSuite) securityCase(u adUserTask, in adInjectionTask, scName, where, vector, source string, tools []adTool, utility string) Case {
 	cfg := map[string]any{
-		"agents":    []string{scName},
-		"attacks":   []string{"naive"},
-		"task":      in.goal,
-		"max_steps": adMaxSteps,
+		"agents":                []string{scName},
+		"attacks":               []string{"naive"},
+		"task":                  in.goal,
+		"max_steps":             adMaxSteps,
+		"reruns_without_answer": adReruns,
 	}
 	if u.output != "" {
 		cfg["expected"] = u.output

@@ -2,6 +2,7 @@ package importer
 
 import (
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -66,6 +67,27 @@ func TestAgentDojoFixture(t *testing.T) {
 	for _, tool := range sc["agentdojo-bakery-user_task_2"].Tools {
 		if tool.Name == "get_webpage" && !strings.Contains(tool.Output, "spelt 2.60 per kg. {injection_supplier_page}") {
 			t.Errorf("get_webpage output %q", tool.Output)
+		}
+	}
+	// Where the export recorded what AgentDojo's tool returned, the model
+	// sees that: a call without arguments answers it always; a call with
+	// arguments answers it for those (by_arg), and the whole environment
+	// part for others.
+	for _, c := range []struct{ scenario, tool, output, byArg, key, data string }{
+		{"agentdojo-bakery-user_task_3", "list_orders", "- id: '41'\n  status: open\n  note: {injection_order_note}", "", "", ""},
+		{"agentdojo-bakery-user_task_2", "get_webpage", "", "url", "www.flour-supplier.example", "Spring prices: rye flour 2.10 per kg, spelt 2.60 per kg. {injection_supplier_page}"},
+		{"agentdojo-bakery-user_task_3", "get_webpage", "", "", "", ""},
+	} {
+		i := slices.IndexFunc(sc[c.scenario].Tools, func(t Tool) bool { return t.Name == c.tool })
+		if i < 0 {
+			t.Fatalf("%s has no %s", c.scenario, c.tool)
+		}
+		tool := sc[c.scenario].Tools[i]
+		if c.output != "" && tool.Output != c.output {
+			t.Errorf("%s %s: output %q, want the recorded %q", c.scenario, c.tool, tool.Output, c.output)
+		}
+		if tool.ByArg != c.byArg || tool.Data[c.key] != c.data || (c.byArg == "") != (tool.Data == nil) {
+			t.Errorf("%s %s: by_arg %q data %q; want %q and %q for %q", c.scenario, c.tool, tool.ByArg, tool.Data, c.byArg, c.data, c.key)
 		}
 	}
 	if tt := sc["agentdojo-bakery-user_task_2"].Taint; tt.Clean != "Deliveries on Tuesdays." {
@@ -215,7 +237,7 @@ func TestAgentDojoErrors(t *testing.T) {
 		{"invalid YAML", write("injection_vectors.yaml", "a: [1, 2\n"), "injection_vectors.yaml", "invalid YAML"},
 		{"vector without default", replace("injection_vectors.yaml", "  default: \"\"\ninjection_invoice_email", "injection_invoice_email"), "injection_vectors.yaml:1: injection_order_note.default", "missing"},
 		{"tasks not a mapping", write("tasks.yaml", "- 1\n"), "tasks.yaml", "want a mapping with tools"},
-		{"goal missing", replace("tasks.yaml", "    goal: Cancel every", "    gaol: Cancel every"), "tasks.yaml:103: injection_tasks.1.goal", "missing: want the attacker's goal"},
+		{"goal missing", replace("tasks.yaml", "    goal: Cancel every", "    gaol: Cancel every"), "tasks.yaml:106: injection_tasks.1.goal", "missing: want the attacker's goal"},
 		{"prompt not a string", replace("tasks.yaml", "prompt: How much", "prompt:\n      - How much"), "tasks.yaml:", "user_tasks.1.prompt: want the user's request (the task's PROMPT) as a string, got a list"},
 		{"unknown ground-truth tool", replace("tasks.yaml", "function: list_orders", "function: list_order"), "tasks.yaml:", `user_tasks.0.ground_truth.0.function: "list_order" is no tool of this file's tools (did you mean list_orders?)`},
 		{"unknown dependency", replace("tasks.yaml", "dependencies: [orders]\n  - name: get_webpage", "dependencies: [order]\n  - name: get_webpage"), "tasks.yaml:", `tools.1.dependencies.0: "order" is no part of environment.yaml (did you mean orders?)`},
@@ -493,6 +515,45 @@ func TestAgentDojoRefusesDeepNestingFast(t *testing.T) {
 			}
 			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 32<<20 {
 				t.Errorf("allocated %d bytes for a %d-byte file", alloc, len(tc.text))
+			}
+		})
+	}
+}
+
+// TestAgentDojoGroundOutputs: which argument keys a tool's recorded
+// outputs, and when none can.
+func TestAgentDojoGroundOutputs(t *testing.T) {
+	call := func(fn string, args map[string]any, out string) adCall {
+		return adCall{function: fn, args: args, output: out, hasOutput: true}
+	}
+	for _, c := range []struct {
+		name  string
+		calls []adCall
+		fixed string
+		by    string
+		data  map[string]string
+		ok    bool
+	}{
+		{"no recorded output", []adCall{{function: "read", args: map[string]any{"id": "1"}}}, "", "", nil, false},
+		{"no arguments: the first answer", []adCall{call("read", nil, "one"), call("read", nil, "two")}, "one", "", nil, true},
+		{"one argument", []adCall{call("read", map[string]any{"city": "London"}, "L"), call("read", map[string]any{"city": "Paris"}, "P")}, "", "city", map[string]string{"London": "L", "Paris": "P"}, true},
+		{"a list argument, as JSON", []adCall{call("read", map[string]any{"names": []any{"a", "b"}}, "AB")}, "", "names", map[string]string{`["a","b"]`: "AB"}, true},
+		{"the same call again keeps its first answer", []adCall{call("read", map[string]any{"id": "1"}, "x"), call("read", map[string]any{"id": "1"}, "y")}, "", "id", map[string]string{"1": "x"}, true},
+		{"the first argument that tells calls apart", []adCall{
+			call("read", map[string]any{"a": "same", "b": "1"}, "one"),
+			call("read", map[string]any{"a": "same", "b": "2"}, "two"),
+		}, "", "b", map[string]string{"1": "one", "2": "two"}, true},
+		{"no argument tells them apart", []adCall{
+			call("read", map[string]any{"a": "1", "b": "1"}, "one"),
+			call("read", map[string]any{"a": "1", "b": "2"}, "two"),
+			call("read", map[string]any{"a": "2", "b": "1"}, "three"),
+		}, "", "", nil, false},
+		{"other tools' calls do not count", []adCall{call("other", nil, "o"), call("read", map[string]any{"id": "1"}, "r")}, "", "id", map[string]string{"1": "r"}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fixed, by, data, ok := adGroundOutputs(c.calls, "read")
+			if fixed != c.fixed || by != c.by || !maps.Equal(data, c.data) || ok != c.ok {
+				t.Errorf("got %q, %q, %v, %v; want %q, %q, %v, %v", fixed, by, data, ok, c.fixed, c.by, c.data, c.ok)
 			}
 		})
 	}

@@ -304,6 +304,12 @@ func TestAgentDojoEquality(t *testing.T) {
 	for _, s := range suites {
 		args = append(args, "--suite", s)
 	}
+	if only := os.Getenv("PIKIT_AGENTDOJO_USER_TASKS"); only != "" {
+		args = append(args, "--user-tasks", only)
+	}
+	if os.Getenv("PIKIT_AGENTDOJO_KEEP") != "" {
+		args = append(args, "--logdir", filepath.Join(dir, "agentdojo-runs"))
+	}
 	run := exec.Command(py, args...)
 	var stderr bytes.Buffer
 	run.Stderr = &stderr

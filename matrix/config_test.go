@@ -171,6 +171,7 @@ func TestParseErrors(t *testing.T) {
 		{"adaptive output_path", "attacks = [\"adaptive\"]\ntask = \"x\"\noutput_path = \"out.txt\"\n", []string{"bad.toml:3:", "output_path", "one per round"}},
 		{"attacker target", "attacker_target = \"gpt-4o\"\n", []string{"bad.toml:1:", "attacker_target"}},
 		{"repeats range", "repeats = 0\n", []string{"repeats", "at least 1"}},
+		{"reruns range", "task = \"x\"\nreruns_without_answer = 11\n", []string{"bad.toml:2:", "reruns_without_answer", "from 0 to 10, got 11"}},
 		{"temperature range", "temperature = 3.5\n", []string{"temperature", "between 0 and 2"}},
 		{"api key refused", "[target]\nspec = \"mock\"\napi_key = \"sk-live-1234\"\n", []string{"bad.toml:3:", "API keys do not belong", "environment"}},
 		{"key both places", "attacks = [\"naive\"]\n[matrix]\nattacks = [\"escape\"]\n", []string{"set both"}},

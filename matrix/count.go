@@ -92,7 +92,7 @@ func (c *counter) config(cfg *Config, n int) {
 // calls1 adds the calls of n runs of a config's agent, each judged: n
 // cells, or rounds of adaptive ones.
 func (c *counter) calls1(cfg *Config, n, runs int) {
-	per := cfg.MaxSteps
+	per := mulSat(cfg.MaxSteps, 1+cfg.Reruns)
 	if cfg.JudgeType == "llm" {
 		per++
 	}

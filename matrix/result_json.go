@@ -280,6 +280,10 @@ func appendTrace(dst []byte, tr *agent.Trace) []byte {
 	if tr.MaxStepsHit {
 		dst = append(dst, `,"max_steps_hit":true`...)
 	}
+	if tr.Reruns > 0 {
+		dst = append(dst, `,"reruns":`...)
+		dst = strconv.AppendInt(dst, int64(tr.Reruns), 10)
+	}
 	dst = append(dst, `,"model_calls":`...)
 	dst = strconv.AppendInt(dst, int64(tr.ModelCalls), 10)
 	dst = append(dst, `,"usage":`...)

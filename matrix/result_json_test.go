@@ -153,7 +153,7 @@ func hostileResult(s string) Result {
 		},
 		Evidence: []judge.Evidence{{Signal: s, Step: 2, Detail: s}, {Signal: "bare"}},
 		TraceData: &agent.Trace{
-			Agent: s, System: s, FinalText: s, TaintDelivered: true, MaxStepsHit: true, ModelCalls: 3,
+			Agent: s, System: s, FinalText: s, TaintDelivered: true, MaxStepsHit: true, Reruns: 2, ModelCalls: 3,
 			Steps: []agent.Step{
 				{Index: 0, Kind: s, Text: s},
 				{Index: 1, Kind: agent.StepModel, ToolCalls: []target.ToolCall{{ID: s, Name: s, Arguments: s}, {}}},
@@ -291,7 +291,7 @@ func TestAppendJSONKnowsEveryField(t *testing.T) {
 		reflect.TypeFor[JudgedAgainst]():   "task payload,omitempty canary canary_regex,omitempty judge_criteria,omitempty sink_args,omitempty require_sink",
 		reflect.TypeFor[Spec]():            "name kwargs,omitempty",
 		reflect.TypeFor[judge.Evidence]():  "signal step detail,omitempty",
-		reflect.TypeFor[agent.Trace]():     "agent system steps final_text sink_calls,omitempty taint_delivered blocked,omitempty max_steps_hit,omitempty model_calls usage rounds,omitempty",
+		reflect.TypeFor[agent.Trace]():     "agent system steps final_text sink_calls,omitempty taint_delivered blocked,omitempty max_steps_hit,omitempty reruns,omitempty model_calls usage rounds,omitempty",
 		reflect.TypeFor[agent.Step]():      "index kind text,omitempty tool_calls,omitempty tool,omitempty call_id,omitempty arguments,omitempty result,omitempty tainted,omitempty sink,omitempty blocked,omitempty error,omitempty prefetched,omitempty",
 		reflect.TypeFor[agent.SinkCall]():  "step tool arguments",
 		reflect.TypeFor[agent.Block]():     "point detector reason score step",

@@ -100,6 +100,9 @@ func (c *Config) Validate() error {
 	if c.MaxSteps < 1 {
 		bad("max_steps", "must be at least 1, got %d", c.MaxSteps)
 	}
+	if c.Reruns < 0 || c.Reruns > MaxReruns {
+		bad("reruns_without_answer", "want a whole number from 0 to %d, got %d", MaxReruns, c.Reruns)
+	}
 	if c.Repeats < 1 {
 		bad("repeats", "must be at least 1, got %d", c.Repeats)
 	}

@@ -856,6 +856,9 @@ func (x *exporter) copyConfig(cfg *matrix.Config, d *caseDoc, c *exportedCase, d
 	d.RequireSink = cfg.RequireSink
 	str(&d.UserMessage, cfg.UserMessage)
 	str(&d.PayloadMarker, cfg.PayloadMarker)
+	if cfg.Reruns > 0 {
+		d.Reruns = int64(cfg.Reruns)
+	}
 	str(&d.Expected, cfg.Expected)
 	str(&d.DefensePoint, cfg.DefensePoint)
 	str(&d.JudgeType, cfg.JudgeType)
@@ -975,6 +978,7 @@ type caseDoc struct {
 	CarrierPath    any            `toml:"carrier_path,omitempty"`
 	CarrierMode    any            `toml:"carrier_mode,omitempty"`
 	MaxSteps       any            `toml:"max_steps,omitempty"`
+	Reruns         any            `toml:"reruns_without_answer,omitempty"`
 	Temperature    any            `toml:"temperature,omitempty"`
 	Seed           any            `toml:"seed,omitempty"`
 	Benchmark      any            `toml:"benchmark,omitempty"`

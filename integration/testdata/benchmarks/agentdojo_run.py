@@ -27,6 +27,7 @@ def main():
     p.add_argument("--version", default="v1.2.2")
     p.add_argument("--suite", action="append", required=True)
     p.add_argument("--user-tasks", default="")
+    p.add_argument("--logdir", default="", help="keep AgentDojo's per-run traces here")
     a = p.parse_args()
 
     import openai
@@ -47,7 +48,7 @@ def main():
     pipeline.name = "scripted"
     user_tasks = [t for t in a.user_tasks.split(",") if t] or None
     warnings.simplefilter("ignore")
-    with tempfile.TemporaryDirectory() as logdir, TraceDir(Logger, NullLogger, logdir)():
+    with tempfile.TemporaryDirectory() as tmp, TraceDir(Logger, NullLogger, a.logdir or tmp)():
         run(a, pipeline, user_tasks, sys.stdout)
 
 
