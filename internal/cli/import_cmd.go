@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 	"text/tabwriter"
 
@@ -89,6 +90,10 @@ func runImport(streams IO, o *importOptions, kind, path string) error {
 	if _, err := os.Stat(path); err != nil {
 		return usage(fmt.Errorf("%s: %w", path, errors.Unwrap(err)))
 	}
+	// An import is one pass that allocates much and keeps little: the
+	// run's GC setting (tuneGC: collect at 8x the live heap) would let its
+	// garbage grow to several times the dataset.
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	var ds *importer.Dataset
 	if len(o.Set) > 0 {
 		if im.ImportWith == nil {
@@ -116,6 +121,10 @@ func runImport(streams IO, o *importOptions, kind, path string) error {
 	if err := importer.Write(&buf, ds); err != nil {
 		return fmt.Errorf("%s: %w", kind, err)
 	}
+	// Only the counts and what was left out are needed from here: let the
+	// importer's values go before the file is parsed back.
+	scenarios, leftOut := len(ds.Scenarios), ds.LeftOut
+	ds = nil
 	// What import writes, dataset run must read: load it back first.
 	loaded, err := dataset.Parse(o.Output, buf.Bytes())
 	if err != nil {
@@ -125,17 +134,17 @@ func runImport(streams IO, o *importOptions, kind, path string) error {
 		return fmt.Errorf("writing %s: %w", o.Output, err)
 	}
 	const shown = 10
-	for i, e := range ds.LeftOut {
+	for i, e := range leftOut {
 		if i == shown {
-			fmt.Fprintf(streams.ErrOut, "warning: and %d more cases left out\n", len(ds.LeftOut)-shown)
+			fmt.Fprintf(streams.ErrOut, "warning: and %d more cases left out\n", len(leftOut)-shown)
 			break
 		}
 		fmt.Fprintf(streams.ErrOut, "warning: left out: %s\n", termsafe.Line(e.Error()))
 	}
-	leftOut := ""
-	if n := len(ds.LeftOut); n > 0 {
-		leftOut = fmt.Sprintf(" (%d left out)", n)
+	left := ""
+	if n := len(leftOut); n > 0 {
+		left = fmt.Sprintf(" (%d left out)", n)
 	}
-	fmt.Fprintf(streams.ErrOut, "%s: %d scenarios, %d cases%s from %s\nrun it: pikit dataset run %s\n", o.Output, len(ds.Scenarios), len(loaded.Cases), leftOut, path, o.Output)
+	fmt.Fprintf(streams.ErrOut, "%s: %d scenarios, %d cases%s from %s\nrun it: pikit dataset run %s\n", o.Output, scenarios, len(loaded.Cases), left, path, o.Output)
 	return nil
 }
