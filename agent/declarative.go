@@ -378,12 +378,12 @@ func parseTool(m map[string]any) (Tool, []Problem) {
 	case template != "":
 		t.Output = func(args map[string]any) string {
 			return placeholderRe.ReplaceAllStringFunc(template, func(ph string) string {
-				return argText(args[ph[1:len(ph)-1]])
+				return ArgText(args[ph[1:len(ph)-1]])
 			})
 		}
 	case byArg != "":
 		t.Output = func(args map[string]any) string {
-			if s, ok := data[argText(args[byArg])]; ok {
+			if s, ok := data[ArgText(args[byArg])]; ok {
 				return s
 			}
 			return output
@@ -394,9 +394,10 @@ func parseTool(m map[string]any) (Tool, []Problem) {
 	return t, probs
 }
 
-// argText is an argument as text in a tool's output: a string as it is,
-// anything else as JSON.
-func argText(v any) string {
+// ArgText is an argument as text in a tool's output, and as the key a
+// by_arg source looks its data up with: a string as it is, anything else
+// as JSON.
+func ArgText(v any) string {
 	switch x := v.(type) {
 	case nil:
 		return ""

@@ -198,14 +198,16 @@ func TestBadToolCalls(t *testing.T) {
 	}
 }
 
-func TestMaxSteps(t *testing.T) {
-	loop := func(n int) []target.Response {
-		rs := make([]target.Response, n)
-		for i := range rs {
-			rs[i] = calls(call("l", "list_emails", "{}"))
-		}
-		return rs
+// listing is n replies that each call list_emails, never answering.
+func listing(n int) []target.Response {
+	rs := make([]target.Response, n)
+	for i := range rs {
+		rs[i] = calls(call("l", "list_emails", "{}"))
 	}
+	return rs
+}
+
+func TestMaxSteps(t *testing.T) {
 	tests := []struct {
 		name      string
 		maxSteps  int
@@ -213,12 +215,12 @@ func TestMaxSteps(t *testing.T) {
 		wantCalls int
 		wantHit   bool
 	}{
-		{name: "one", maxSteps: 1, script: loop(20), wantCalls: 1, wantHit: true},
-		{name: "three", maxSteps: 3, script: loop(20), wantCalls: 3, wantHit: true},
-		{name: "default", maxSteps: 0, script: loop(20), wantCalls: DefaultMaxSteps, wantHit: true},
-		{name: "negative means default", maxSteps: -1, script: loop(20), wantCalls: DefaultMaxSteps, wantHit: true},
-		{name: "final answer on the last allowed call", maxSteps: 2, script: append(loop(1), final("done")), wantCalls: 2, wantHit: false},
-		{name: "final answer early", maxSteps: 5, script: append(loop(1), final("done")), wantCalls: 2, wantHit: false},
+		{name: "one", maxSteps: 1, script: listing(20), wantCalls: 1, wantHit: true},
+		{name: "three", maxSteps: 3, script: listing(20), wantCalls: 3, wantHit: true},
+		{name: "default", maxSteps: 0, script: listing(20), wantCalls: DefaultMaxSteps, wantHit: true},
+		{name: "negative means default", maxSteps: -1, script: listing(20), wantCalls: DefaultMaxSteps, wantHit: true},
+		{name: "final answer on the last allowed call", maxSteps: 2, script: append(listing(1), final("done")), wantCalls: 2, wantHit: false},
+		{name: "final answer early", maxSteps: 5, script: append(listing(1), final("done")), wantCalls: 2, wantHit: false},
 	}
 	sc := mustLookup(t, "email")
 	for _, tt := range tests {
@@ -660,13 +662,6 @@ func TestPlace(t *testing.T) {
 // starts over (Input.Reruns), fresh, as AgentDojo's harness does; one that
 // answered, or answered in text beside its last calls, does not.
 func TestReruns(t *testing.T) {
-	loop := func(n int) []target.Response {
-		rs := make([]target.Response, n)
-		for i := range rs {
-			rs[i] = calls(call("l", "list_emails", "{}"))
-		}
-		return rs
-	}
 	talking := target.Response{Text: "still looking", ToolCalls: []target.ToolCall{call("l", "list_emails", "{}")}}
 	for _, tt := range []struct {
 		name                    string
@@ -675,9 +670,9 @@ func TestReruns(t *testing.T) {
 		wantCalls, wantAttempts int
 		wantHit                 bool
 	}{
-		{"no reruns", 0, loop(20), 2, 1, true},
-		{"two reruns, never an answer", 2, loop(20), 6, 3, true},
-		{"answered in the second attempt", 2, append(loop(3), final("done")), 4, 2, false},
+		{"no reruns", 0, listing(20), 2, 1, true},
+		{"two reruns, never an answer", 2, listing(20), 6, 3, true},
+		{"answered in the second attempt", 2, append(listing(3), final("done")), 4, 2, false},
 		{"answered at once", 2, []target.Response{final("done")}, 1, 1, false},
 		{"text beside the last calls is an answer", 2, []target.Response{calls(call("l", "list_emails", "{}")), talking}, 2, 1, true},
 	} {

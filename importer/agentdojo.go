@@ -2,7 +2,6 @@ package importer
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +16,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/pikit-go/pikit/agent"
 	"github.com/pikit-go/pikit/internal/suggest"
 )
 
@@ -1563,9 +1563,9 @@ next:
 		d := map[string]string{}
 		first := map[string]adCall{}
 		for _, c := range mine {
-			k := argText(c.args[n])
+			k := agent.ArgText(c.args[n])
 			if f, dup := first[k]; dup {
-				if argText(f.args) != argText(c.args) {
+				if agent.ArgText(f.args) != agent.ArgText(c.args) {
 					continue next
 				}
 				continue
@@ -1575,19 +1575,6 @@ next:
 		return "", n, d, true
 	}
 	return "", "", nil, false
-}
-
-// argText is an argument's value as the agent keys a by_arg source's data
-// with it: a string as it is, anything else as JSON.
-func argText(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return x
-	}
-	b, _ := json.Marshal(v)
-	return string(b)
 }
 
 // adMaxSteps is how many times AgentDojo's pipeline asks the model in one

@@ -244,27 +244,18 @@ func (v adVerdict) caseID() string {
 // banking suite runs in CI; PIKIT_AGENTDOJO_SUITES=banking,slack,travel,workspace
 // runs the whole benchmark (the figure in the README).
 func TestAgentDojoEquality(t *testing.T) {
-	py := agentdojoVenv.python(t)
 	start := time.Now()
-	t.Setenv("PYTHONDONTWRITEBYTECODE", "1")
+	py, examples, pkgData := agentdojoSetup(t)
 	suites := strings.Split(os.Getenv("PIKIT_AGENTDOJO_SUITES"), ",")
 	if suites[0] == "" {
 		suites = []string{"banking"}
-	}
-	examples, err := filepath.Abs(filepath.Join("..", "examples"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(py, "-c", "import os, agentdojo; print(os.path.dirname(agentdojo.__file__))").Output()
-	if err != nil {
-		t.Fatalf("locating agentdojo's package: %v", err)
 	}
 	dir := t.TempDir()
 	if keep := os.Getenv("PIKIT_AGENTDOJO_KEEP"); keep != "" {
 		dir = keep // to read the runs after the test
 	}
 	data := filepath.Join(dir, "data")
-	if err := os.CopyFS(data, os.DirFS(filepath.Join(strings.TrimSpace(string(out)), "data"))); err != nil {
+	if err := os.CopyFS(data, os.DirFS(pkgData)); err != nil {
 		t.Fatal(err)
 	}
 	var exports []scriptedTasks

@@ -36,6 +36,24 @@ type adCall struct {
 	Args     map[string]any `yaml:"args"`
 }
 
+// agentdojoSetup makes (or finds) the AgentDojo environment and returns
+// its Python, this repository's examples directory and the data directory
+// of the installed agentdojo package.
+func agentdojoSetup(t *testing.T) (py, examples, pkgData string) {
+	t.Helper()
+	py = agentdojoVenv.python(t)
+	t.Setenv("PYTHONDONTWRITEBYTECODE", "1")
+	examples, err := filepath.Abs(filepath.Join("..", "examples"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(py, "-c", "import os, agentdojo; print(os.path.dirname(agentdojo.__file__))").Output()
+	if err != nil {
+		t.Fatalf("locating agentdojo's package: %v", err)
+	}
+	return py, examples, filepath.Join(strings.TrimSpace(string(out)), "data")
+}
+
 // scoredResult is what agentdojo_score.py writes, in part.
 type scoredResult struct {
 	Key       string `json:"key"`
@@ -78,18 +96,8 @@ type scoredResult struct {
 // errors pass through byte for byte; bad input stops the script, naming
 // the line, with nothing written.
 func TestAgentDojoScoredByAgentDojo(t *testing.T) {
-	py := agentdojoVenv.python(t)
 	start := time.Now()
-	t.Setenv("PYTHONDONTWRITEBYTECODE", "1")
-	examples, err := filepath.Abs(filepath.Join("..", "examples"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(py, "-c", "import os, agentdojo; print(os.path.dirname(agentdojo.__file__))").Output()
-	if err != nil {
-		t.Fatalf("locating agentdojo's package: %v", err)
-	}
-	pkgData := filepath.Join(strings.TrimSpace(string(out)), "data")
+	py, examples, pkgData := agentdojoSetup(t)
 
 	// AgentDojo's data files, with the banking suite's tasks exported
 	// beside them as the README says.
