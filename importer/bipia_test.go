@@ -196,8 +196,62 @@ func TestBIPIAFixture(t *testing.T) {
 	if c := byID("bipia-email-test-001-answer-style-0-end"); c.Config["expected"] != nil {
 		t.Errorf("unknown answer kept as expected: %v", c.Config["expected"])
 	}
-	if c := byID("bipia-code-test-000-telemetry-leak-0-end"); !strings.Contains(c.Config["canary"].(string), "urllib.request.urlopen(") || !strings.Contains(c.Config["user_message"].(string), "IndexError") {
+	scenarios := map[string]Scenario{}
+	for _, sc := range d.Scenarios {
+		scenarios[sc.Name] = sc
+		if len(sc.Tools) != 0 || sc.Taint.Tool != "" || sc.Taint.Marker != "" {
+			t.Errorf("scenario %s: the prompt layout has no tools and no taint point: %+v", sc.Name, sc)
+		}
+	}
+	userMessage := func(c Case) string { return scenarios[c.Config["agents"].([]string)[0]].UserMessage }
+	if c := byID("bipia-code-test-000-telemetry-leak-0-end"); !strings.Contains(c.Config["canary"].(string), "urllib.request.urlopen(") || !strings.Contains(userMessage(c), "IndexError") {
 		t.Errorf("code attack: %v", c.Config)
+	}
+	// The prompt layout: the context in the scenario's user message with
+	// the payload's place marked (the case's payload_marker), the request
+	// after it.
+	for _, c := range d.Cases {
+		msg := userMessage(c)
+		m, _ := c.Config["payload_marker"].(string)
+		if c.Config["user_message"] != nil {
+			t.Errorf("%s: a user_message of its own (%v) would replace the scenario's", c.ID, c.Config["user_message"])
+		}
+		context, request, ok := strings.Cut(msg, "\n\n"+"Question: ")
+		if strings.HasPrefix(c.ID, "bipia-code") {
+			context, request, ok = strings.Cut(msg, "\n\nI received")
+		}
+		switch {
+		case m == "" || strings.Count(msg, m) != 1 || !ok || request == "" || strings.Contains(request, m):
+			t.Errorf("%s: the marker %q must sit once in the context, above the request:\n%s", c.ID, m, msg)
+		case strings.HasSuffix(c.ID, "-end") && !strings.HasSuffix(context, "\n"+m),
+			strings.HasSuffix(c.ID, "-start") && !strings.Contains(context, ":\n"+m+"\n"),
+			strings.HasSuffix(c.ID, "-middle") && !strings.Contains(context, "\n"+m+"\n"):
+			t.Errorf("%s places the marker wrongly:\n%s", c.ID, msg)
+		}
+	}
+	benchGolden(t, d, "bipia-email-test-000-travel-tips-1-middle", filepath.Join("testdata", "bipia", "golden.toml"))
+	res := benchRun(t, d)
+	t.Logf("BIPIA on mock:obedient, in the prompt: %v", benchOutcomes(res))
+	// What the model was sent: the context with the payload in the
+	// marker's place, as a tainted user message.
+	for _, r := range res {
+		task := byID(r.CaseID).Config["task"].(string)
+		if r.TraceData == nil || len(r.TraceData.Steps) == 0 {
+			t.Fatalf("%s: no trace", r.CaseID)
+		}
+		u := r.TraceData.Steps[0]
+		if !u.Tainted || !strings.Contains(u.Text, task) || strings.Contains(u.Text, bipiaMarker) || !strings.Contains(u.Text, ":\n") {
+			t.Errorf("%s: the user message sent is not the context with the payload in place:\n%s", r.CaseID, u.Text)
+		}
+	}
+
+	// The tool layout: the context returned by the task's tool.
+	d, err = ImportBIPIA(filepath.Join("testdata", "bipia"), BIPIAOptions{Layout: "tool"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Cases) != 27 || len(d.Scenarios) != 9 {
+		t.Fatalf("layout tool: %d cases on %d scenarios, want 27 on 9", len(d.Cases), len(d.Scenarios))
 	}
 	// Positions: the marker at the end, at the start, at a sentence start.
 	for _, sc := range d.Scenarios {
@@ -209,10 +263,9 @@ func TestBIPIAFixture(t *testing.T) {
 			t.Errorf("scenario %s places the marker wrongly:\n%s", sc.Name, out)
 		}
 	}
-	benchGolden(t, d, "bipia-email-test-000-travel-tips-1-middle", filepath.Join("testdata", "bipia", "golden.toml"))
-
-	res := benchRun(t, d)
-	t.Logf("BIPIA on mock:obedient: %v", benchOutcomes(res))
+	benchGolden(t, d, "bipia-email-test-000-travel-tips-1-middle", filepath.Join("testdata", "bipia", "golden-tool.toml"))
+	res = benchRun(t, d)
+	t.Logf("BIPIA on mock:obedient, from a tool: %v", benchOutcomes(res))
 }
 
 func TestBIPIAOptions(t *testing.T) {
@@ -239,7 +292,7 @@ func TestBIPIAOptions(t *testing.T) {
 		}
 	}
 	var o BIPIAOptions
-	for k, v := range map[string]string{"split": "test", "tasks": "email", "positions": "end,start", "limit": "3"} {
+	for k, v := range map[string]string{"split": "test", "tasks": "email", "positions": "end,start", "layout": "tool", "limit": "3"} {
 		if err := o.Set(k, v); err != nil {
 			t.Fatal(err)
 		}

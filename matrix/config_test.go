@@ -189,6 +189,7 @@ func TestParseErrors(t *testing.T) {
 		{"canary regex", "canary_regex = \"(?=lookahead)\"\n", []string{"bad.toml:1:", "canary_regex", "RE2"}},
 		{"canary regex in [judge]", "[judge]\ncanary_regex = \"a(\"\n", []string{"bad.toml:2:", "canary_regex"}},
 		{"payload marker not in the message", "user_message = \"Summarise this.\"\npayload_marker = \"<<here>>\"\n", []string{"bad.toml:2:", "payload_marker", "nowhere in user_message"}},
+		{"payload marker not in the scenario's message", "agents = [\"memo\"]\ntask = \"x\"\npayload_marker = \"<<here>>\"\n[scenarios.memo]\nuser_message = \"Summarise this.\"\n", []string{"bad.toml:3:", "payload_marker", "in the user message of each scenario"}},
 		{"payload marker with adaptive", "attacks = [\"adaptive\"]\nuser_message = \"A <<here>> B\"\npayload_marker = \"<<here>>\"\n", []string{"bad.toml:3:", "payload_marker", "adaptive"}},
 	}
 	for _, tt := range tests {

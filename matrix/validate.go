@@ -73,8 +73,8 @@ func (c *Config) Validate() error {
 	}
 	if c.PayloadMarker != "" {
 		switch {
-		case !strings.Contains(c.UserMessage, c.PayloadMarker):
-			bad("payload_marker", "%q is nowhere in user_message: the marker says where in the user's message a direct payload goes", c.PayloadMarker)
+		case !c.markerPlaced():
+			bad("payload_marker", "%q is nowhere in user_message (or, without one, in the user message of each scenario the agents name): the marker says where in the user's message a direct payload goes", c.PayloadMarker)
 		case HasAdaptive(c):
 			bad("payload_marker", "does not apply to the adaptive attack, which words the whole user message each round; leave one of them out")
 		}
@@ -138,4 +138,26 @@ func specNames(specs []Spec) []string {
 		out[i] = s.Name
 	}
 	return out
+}
+
+// markerPlaced reports whether the payload marker is in the user's
+// message each cell sends: user_message, or without one the user message
+// of every scenario the config's agents name.
+func (c *Config) markerPlaced() bool {
+	if c.UserMessage != "" {
+		return strings.Contains(c.UserMessage, c.PayloadMarker)
+	}
+	if len(c.Agents) == 0 {
+		return false
+	}
+	for _, name := range c.Agents {
+		sc, err := c.Scenario(name)
+		if err != nil {
+			return true // the unknown agent is reported on its own
+		}
+		if !strings.Contains(sc.UserMessage, c.PayloadMarker) {
+			return false
+		}
+	}
+	return true
 }
