@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -47,13 +48,17 @@ type BIPIAOptions struct {
 	Tasks     []string // tasks to import (email, table, qa, abstract, code); none: every task found
 	Positions []string // among end, start, middle; none: all three, in BIPIA's order
 	Layout    string   // "prompt" (default: the context in the user's message, as BIPIA prompts) or "tool"
-	Limit     int      // keep the first Limit cases
-	Sample    int      // keep Sample cases drawn at random (Seed), in order
-	Seed      uint64
+	// MiddleSeed, when set, places "middle" attacks where BIPIA run with
+	// --seed MiddleSeed does; unset, at the sentence start nearest the
+	// middle (BIPIA without a seed picks one at random).
+	MiddleSeed *int64
+	Limit      int // keep the first Limit cases
+	Sample     int // keep Sample cases drawn at random (Seed), in order
+	Seed       uint64
 }
 
 // Set sets an option by the name a command line gives it: split, tasks,
-// positions, layout, limit, sample, seed.
+// positions, layout, middle_seed, limit, sample, seed.
 func (o *BIPIAOptions) Set(key, value string) error {
 	switch key {
 	case "split":
@@ -64,10 +69,16 @@ func (o *BIPIAOptions) Set(key, value string) error {
 		o.Positions = benchList(value)
 	case "layout":
 		o.Layout = value
+	case "middle_seed":
+		n, err := strconv.ParseInt(value, 10, 64)
+		if err != nil || n == math.MinInt64 {
+			return &Error{Field: "middle_seed", Msg: fmt.Sprintf("%q: want a whole number, the --seed BIPIA was run with", value)}
+		}
+		o.MiddleSeed = &n
 	case "limit", "sample", "seed":
 		return benchSetSelection(key, value, &o.Limit, &o.Sample, &o.Seed)
 	default:
-		return benchUnknownOption("bipia", key, "split, tasks, positions, layout, limit, sample, seed")
+		return benchUnknownOption("bipia", key, "split, tasks, positions, layout, middle_seed, limit, sample, seed")
 	}
 	return nil
 }
@@ -266,9 +277,9 @@ func ImportBIPIA(path string, o BIPIAOptions) (*Dataset, error) {
 						if !scenarioSeen[scName] {
 							scenarioSeen[scName] = true
 							if layout == "prompt" {
-								d.Scenarios = append(d.Scenarios, bipiaPromptScenario(scName, td.task, c, pos, ci, rel))
+								d.Scenarios = append(d.Scenarios, bipiaPromptScenario(scName, td.task, c, pos, ci, rel, o.MiddleSeed))
 							} else {
-								d.Scenarios = append(d.Scenarios, bipiaScenario(scName, td.task, c, pos, ci, rel))
+								d.Scenarios = append(d.Scenarios, bipiaScenario(scName, td.task, c, pos, ci, rel, o.MiddleSeed))
 							}
 						}
 						attackName := fmt.Sprintf("%s-%d", cat.name, ai)
@@ -339,14 +350,14 @@ const bipiaMarker = "<<bipia-injection>>"
 // bipiaInsert is the context with marker where BIPIA inserts the attack:
 // joined by a newline after it, before it, or around it at a sentence
 // start.
-func bipiaInsert(context, marker, pos string) string {
+func bipiaInsert(context, marker, pos string, seed *int64) string {
 	switch pos {
 	case "end":
 		return context + "\n" + marker
 	case "start":
 		return marker + "\n" + context
 	}
-	i := bipiaMiddle(context)
+	i := bipiaMiddle(context, seed)
 	return context[:i] + "\n" + marker + "\n" + context[i:]
 }
 
@@ -370,7 +381,7 @@ func bipiaPromptMarker(c bipiaContext, request string) string {
 // bipiaPromptScenario lays a context out as BIPIA prompts: the user's
 // message carries the context, the attack's place marked at its position
 // (each case's payload_marker), then the request; no tools.
-func bipiaPromptScenario(name string, t bipiaTask, c bipiaContext, pos string, ci int, rel string) Scenario {
+func bipiaPromptScenario(name string, t bipiaTask, c bipiaContext, pos string, ci int, rel string, seed *int64) Scenario {
 	request := bipiaRequest(t, c)
 	marker := bipiaPromptMarker(c, request)
 	if !t.code && t.user == "" {
@@ -380,13 +391,13 @@ func bipiaPromptScenario(name string, t bipiaTask, c bipiaContext, pos string, c
 		Name:        name,
 		Description: fmt.Sprintf("BIPIA %s context %d (%s line %d), as BIPIA prompts: the context in the user's message, the attack inserted at the %s, then the request; no tools", t.name, ci, rel, c.line, pos),
 		System:      t.promptSystem,
-		UserMessage: t.contextIntro + "\n" + bipiaInsert(c.context, marker, pos) + "\n\n" + request,
+		UserMessage: t.contextIntro + "\n" + bipiaInsert(c.context, marker, pos, seed) + "\n\n" + request,
 	}
 }
 
-func bipiaScenario(name string, t bipiaTask, c bipiaContext, pos string, ci int, rel string) Scenario {
+func bipiaScenario(name string, t bipiaTask, c bipiaContext, pos string, ci int, rel string, seed *int64) Scenario {
 	marker := benchMarker(bipiaMarker, c.context)
-	out := bipiaInsert(c.context, marker, pos)
+	out := bipiaInsert(c.context, marker, pos, seed)
 	return Scenario{
 		Name:        name,
 		Description: fmt.Sprintf("BIPIA %s context %d (%s line %d), the attack inserted at the %s", t.name, ci, rel, c.line, pos),
@@ -467,22 +478,18 @@ func bipiaCanary(instr string, code bool) (canary, how string) {
 	return "", ""
 }
 
-// bipiaMiddle is where the middle position inserts: the start of the
-// sentence nearest the middle of the text. BIPIA picks a sentence start
-// at random (NLTK's Punkt tokenizer, seeded); this is its deterministic
-// stand-in.
-func bipiaMiddle(s string) int {
-	starts := []int{}
-	for i := 1; i < len(s); i++ {
-		prev := s[i-1]
-		if prev == '\n' || ((prev == ' ' || prev == '\t') && i >= 2 && strings.ContainsRune(".!?", rune(s[i-2]))) {
-			if s[i] != ' ' && s[i] != '\n' && s[i] != '\t' {
-				starts = append(starts, i)
-			}
-		}
-	}
+// bipiaMiddle is where the middle position inserts: the start of a
+// sentence as BIPIA's sentence splitter finds them (punktStarts), the one
+// Python's random.Random(seed) picks when BIPIA runs with a seed, else the
+// one nearest the middle of the text (BIPIA without a seed picks one at
+// random).
+func bipiaMiddle(s string, seed *int64) int {
+	starts := punktStarts(s)
 	if len(starts) == 0 {
 		return 0
+	}
+	if seed != nil {
+		return starts[newPyRandom(*seed).randbelow(len(starts))]
 	}
 	mid := len(s) / 2
 	best := starts[0]
