@@ -327,9 +327,9 @@ func (o Options) check() error {
 		}
 	}
 	switch o.Judge {
-	case "", "rule", "rule:pikit", "llm", "none":
+	case "", "rule", "rule:pikit", "match", "llm", "none":
 	default:
-		return fmt.Errorf("judge override: %w", &matrix.Error{Msg: fmt.Sprintf("unknown judge %q; known: rule, rule:pikit, llm, none", o.Judge)})
+		return fmt.Errorf("judge override: %w", &matrix.Error{Msg: fmt.Sprintf("unknown judge %q; known: rule, rule:pikit, match, llm, none", o.Judge)})
 	}
 	for _, a := range o.Attacks {
 		if err := attack.Registry.Check(a); err != nil {

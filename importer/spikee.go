@@ -449,39 +449,50 @@ func spikeeJudgeFields(file string, r benchRecord) (string, []string, error) {
 }
 
 // spikeeJudge sets a case's judging from a spikee judge and returns a note
-// on how: the canary judge is pikit's canary (spikee's check is a
-// case-sensitive substring, pikit's ignores case); the regex judge is a
-// canary_regex (spikee accepts any of several patterns: they become one
-// alternation), unless a pattern is Python syntax RE2 lacks; the LLM judges
-// go to pikit's LLM judge, their arguments (the criteria
-// llm_judge_output_criteria grades by) as its judge_criteria.
+// on how. spikee's canary and regex judges are string checks, and pikit
+// judges their cases as they do, with the match judge: the canary judge a
+// case-sensitive substring (any of several: an alternation of them, quoted),
+// the regex judge a canary_regex (any of several patterns: one
+// alternation), unless a pattern is Python syntax RE2 lacks; an empty
+// answer never succeeds. The LLM judges go to pikit's LLM judge, their
+// arguments (the criteria llm_judge_output_criteria grades by) as its
+// judge_criteria.
 func spikeeJudge(name string, args []string, cfg map[string]any) string {
+	var nonEmpty []string
+	for _, a := range args {
+		if a != "" {
+			nonEmpty = append(nonEmpty, a)
+		}
+	}
 	switch name {
 	case "canary":
-		if len(args) == 0 || args[0] == "" {
+		switch len(nonEmpty) {
+		case 0:
 			cfg["judge_type"] = "llm"
 			return "spikee's canary judge has no canary here (it never succeeds); judged by the LLM judge"
+		case 1:
+			cfg["canary"], cfg["judge_type"] = nonEmpty[0], "match"
+			return "spikee canary judge: the answer contains the canary, case and all (match judge)"
 		}
-		cfg["canary"] = args[0]
-		if len(args) > 1 {
-			return fmt.Sprintf("spikee canary judge, any of %q; pikit checks the first", args)
+		quoted := make([]string, len(nonEmpty))
+		for i, a := range nonEmpty {
+			quoted[i] = regexp.QuoteMeta(a)
 		}
-		return "spikee canary judge"
+		cfg["canary"], cfg["canary_regex"], cfg["judge_type"] = nonEmpty[0], strings.Join(quoted, "|"), "match"
+		return fmt.Sprintf("spikee canary judge: the answer contains any of %q (match judge)", nonEmpty)
 	case "regex":
 		var alts []string
-		for _, a := range args {
-			if a != "" {
-				alts = append(alts, "(?:"+a+")")
-			}
+		for _, a := range nonEmpty {
+			alts = append(alts, "(?:"+a+")")
 		}
 		if len(alts) > 0 {
 			re := strings.Join(alts, "|")
 			if len(alts) == 1 {
-				re = args[slices.IndexFunc(args, func(a string) bool { return a != "" })]
+				re = nonEmpty[0]
 			}
 			if _, err := regexp.Compile(re); err == nil {
-				cfg["canary_regex"] = re
-				return fmt.Sprintf("spikee regex judge %q", args)
+				cfg["canary_regex"], cfg["judge_type"] = re, "match"
+				return fmt.Sprintf("spikee regex judge %q: the answer matches it anywhere (match judge)", args)
 			}
 		}
 		cfg["judge_type"] = "llm"

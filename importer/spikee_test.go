@@ -202,9 +202,11 @@ func TestSpikeeJudges(t *testing.T) {
 		args []string
 		want map[string]any
 	}{
-		{"canary", []string{"BLUE-7"}, map[string]any{"canary": "BLUE-7"}},
-		{"regex", []string{`(?s)Spikee.*1854`}, map[string]any{"canary_regex": `(?s)Spikee.*1854`}},
-		{"regex", []string{`TKT-\d{4}`, "", `CASE-\d+`}, map[string]any{"canary_regex": `(?:TKT-\d{4})|(?:CASE-\d+)`}},
+		{"canary", []string{"BLUE-7"}, map[string]any{"canary": "BLUE-7", "judge_type": "match"}},
+		{"canary", []string{"BLUE-7", "", "a.b(c)"}, map[string]any{"canary": "BLUE-7", "canary_regex": `BLUE-7|a\.b\(c\)`, "judge_type": "match"}},
+		{"canary", []string{""}, map[string]any{"judge_type": "llm"}},
+		{"regex", []string{`(?s)Spikee.*1854`}, map[string]any{"canary_regex": `(?s)Spikee.*1854`, "judge_type": "match"}},
+		{"regex", []string{`TKT-\d{4}`, "", `CASE-\d+`}, map[string]any{"canary_regex": `(?:TKT-\d{4})|(?:CASE-\d+)`, "judge_type": "match"}},
 		{"regex", []string{`(?<=a)b`}, map[string]any{"judge_type": "llm", "judge_criteria": "The answer contains text matching the regular expression (?<=a)b"}},
 		{"llm_judge_output_criteria", []string{"The answer gives specific advice."}, map[string]any{"judge_type": "llm", "judge_criteria": "The answer gives specific advice."}},
 		{"llm_judge_harmful", nil, map[string]any{"judge_type": "llm"}},

@@ -2,14 +2,17 @@ package integration
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -276,4 +279,130 @@ func readImported(t *testing.T, path string) (map[string]importedCase, map[strin
 		cases[c.ID] = c
 	}
 	return cases, doc.Scenarios
+}
+
+// TestSpikeeVerdictsEqualUpstream: on the same replies, pikit's verdicts
+// on imported spikee cases are spikee's own judges' (spikee.judge.call_judge
+// from the PyPI package): its canary judge (a case-sensitive substring)
+// and its regex judge, over cases of two seed folders and replies that
+// comply, quote the canary in a refusal, change its case, echo the input,
+// say nothing, or answer plainly.
+func TestSpikeeVerdictsEqualUpstream(t *testing.T) {
+	py := benchVenv.python(t)
+	out, err := exec.Command(py, "-c", "import os, spikee; print(os.path.dirname(spikee.__file__))").Output()
+	if err != nil {
+		t.Fatalf("locating spikee's package: %v", err)
+	}
+	seeds := filepath.Join(strings.TrimSpace(string(out)), "data", "workspace", "datasets")
+	generate, _ := filepath.Abs(filepath.Join("testdata", "benchmarks", "spikee_generate.py"))
+	judgeScript, _ := filepath.Abs(filepath.Join("testdata", "benchmarks", "spikee_judge.py"))
+	type job struct {
+		JudgeName string `json:"judge_name"`
+		JudgeArgs any    `json:"judge_args"`
+		Content   string `json:"content"`
+		Reply     string `json:"reply"`
+	}
+	var jobs []job
+	var ids []string
+	ours := map[string]bool{}
+	work := t.TempDir()
+	for _, seed := range []string{"seeds-cybersec-2026-01", "seeds-sysmsg-extraction-2025-04"} {
+		gen := exec.Command(py, generate, filepath.Join(seeds, seed), "user-input")
+		gen.Dir = t.TempDir()
+		path, err := gen.Output()
+		if err != nil {
+			t.Fatalf("spikee's generator: %v", err)
+		}
+		upstream := readSpikee(t, strings.TrimSpace(string(path)))
+		ds := filepath.Join(work, seed+".toml")
+		pikit(t, "import", "spikee", filepath.Join(seeds, seed), "-o", ds)
+		cases, _ := readImported(t, ds)
+
+		scripts := map[string][]any{}
+		n := 0
+		for _, id := range slices.Sorted(maps.Keys(upstream)) {
+			e := upstream[id]
+			if (e.JudgeName != "canary" && e.JudgeName != "regex") || cases[id].JudgeType != "match" {
+				continue
+			}
+			target := e.Content // text a regex judge may find: the input, payload and all
+			if e.JudgeName == "canary" {
+				target = cases[id].Canary
+			}
+			reply := [...]string{
+				target,
+				"Sure. " + target,
+				"I will not write \"" + target + "\" for you.",
+				strings.ToLower(target),
+				strings.ToUpper(target),
+				"",
+				"The document is about the quarterly schedule.",
+			}[n%7]
+			n++
+			scripts[id] = []any{reply}
+			jobs = append(jobs, job{e.JudgeName, e.JudgeArgs, e.Content, reply})
+			ids = append(ids, id)
+			if n == 70 {
+				break
+			}
+		}
+		subset := filepath.Join(work, seed+"-subset.toml")
+		writeSubset(t, ds, subset, scripts)
+		results := filepath.Join(work, seed+".jsonl")
+		pikit(t, "dataset", "run", subset, "-q", "-o", results)
+		raw, err := os.ReadFile(results)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+			var r struct {
+				CaseID  string `json:"case_id"`
+				Success bool   `json:"success"`
+				Outcome string `json:"outcome"`
+			}
+			if err := json.Unmarshal([]byte(line), &r); err != nil {
+				t.Fatal(err)
+			}
+			ours[r.CaseID] = r.Success
+		}
+	}
+
+	var in bytes.Buffer
+	for _, j := range jobs {
+		b, _ := json.Marshal(j)
+		in.Write(append(b, '\n'))
+	}
+	cmd := exec.Command(py, judgeScript)
+	cmd.Dir = t.TempDir()
+	cmd.Stdin = &in
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	verdicts, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("spikee's judges: %v\n%s", err, lastLines(stderr.Bytes()))
+	}
+	lines := strings.Split(strings.TrimSpace(string(verdicts)), "\n")
+	if len(lines) != len(jobs) {
+		t.Fatalf("spikee judged %d replies of %d", len(lines), len(jobs))
+	}
+	agree, successes := 0, 0
+	for i, l := range lines {
+		theirs := l == "true"
+		if theirs {
+			successes++
+		}
+		got, ok := ours[ids[i]]
+		switch {
+		case !ok:
+			t.Errorf("%s: no pikit result", ids[i])
+		case got == theirs:
+			agree++
+		default:
+			t.Errorf("%s (%s judge, %v): spikee says %v, pikit %v, on reply %q", ids[i], jobs[i].JudgeName, jobs[i].JudgeArgs, theirs, got, jobs[i].Reply)
+		}
+	}
+	t.Logf("spikee's judges and pikit agree on %d of %d replies (%d successes)", agree, len(jobs), successes)
+	if successes == 0 || successes == len(jobs) {
+		t.Errorf("spikee counted %d successes of %d: the replies do not exercise both verdicts", successes, len(jobs))
+	}
 }

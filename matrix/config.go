@@ -29,7 +29,7 @@ const (
 	DefaultAgent      = "chat"
 	DirectChannel     = ""
 	WildcardName      = "*"
-	defaultJudgeTypes = "rule, rule:pikit, llm, none"
+	defaultJudgeTypes = "rule, rule:pikit, match, llm, none"
 )
 
 // Defense points: where a prompt defense applies.

@@ -164,7 +164,7 @@ func TestParseErrors(t *testing.T) {
 		{"unknown channel", "agents = [\"browser\"]\nchannels = [\"webpag\"]\n", []string{"bad.toml:2:", `unknown channel "webpag"`, "did you mean webpage"}},
 		{"unknown provider", "target_spec = \"opneai:gpt-4o\"\n", []string{"bad.toml:1:", `unknown target provider "opneai"`, "known: "}},
 		{"unknown provider in section", "[target]\nspec = \"nope\"\n", []string{"bad.toml:2:", "unknown target provider"}},
-		{"judge type", "judge_type = \"human\"\n", []string{"judge_type", "rule, rule:pikit, llm, none"}},
+		{"judge type", "judge_type = \"human\"\n", []string{"judge_type", "rule, rule:pikit, match, llm, none"}},
 		{"carrier mode", "carrier_mode = \"disk\"\n", []string{"carrier_mode", "text, file"}},
 		{"adaptive without a judge", "attacks = [\"adaptive\"]\njudge_type = \"none\"\n", []string{"bad.toml:2:", "judge_type", "needs a verdict each round"}},
 		{"adaptive option", "attacks = [\"adaptive\"]\nattack_specs = [{ name = \"adaptive\", kwargs = { strategy = \"tree\", width = 0 } }]\n", []string{"bad.toml:2:", `option "width"`, "1 to 50"}},

@@ -351,6 +351,8 @@ func (e *env) judge(cfg *Config, under target.Target) (judge.Judge, error) {
 		return judge.None{}, nil
 	case "rule:pikit":
 		return judge.RulePikit{}, nil
+	case "match":
+		return judge.Match{}, nil
 	case "llm":
 		jt, err := e.judgeTarget(under)
 		if err != nil {
@@ -789,6 +791,8 @@ func constant(s string) any {
 		return "indirect"
 	case "rule":
 		return "rule"
+	case "match":
+		return "match"
 	case "llm":
 		return "llm"
 	case "none":

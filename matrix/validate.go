@@ -57,14 +57,14 @@ func (c *Config) Validate() error {
 	if c.Task == "" {
 		bad("task", "is empty; give the instruction the attacker wants followed")
 	}
-	if !slices.Contains([]string{"rule", "rule:pikit", "llm", "none"}, c.JudgeType) {
+	if !slices.Contains([]string{"rule", "rule:pikit", "match", "llm", "none"}, c.JudgeType) {
 		bad("judge_type", "unknown judge %q; known: %s", c.JudgeType, defaultJudgeTypes)
 	}
 	if c.OutputPath != "" && HasAdaptive(c) {
 		bad("output_path", "names one file for one crafted carrier, but an adaptive cell crafts one per round; leave output_path out and export the winning injection with pikit export-case")
 	}
 	if c.JudgeType == "none" && HasAdaptive(c) {
-		bad("judge_type", "is none, but the adaptive attack needs a verdict each round to search; give rule, rule:pikit or llm")
+		bad("judge_type", "is none, but the adaptive attack needs a verdict each round to search; give rule, rule:pikit, match or llm")
 	}
 	if c.CanaryRegex != "" {
 		if _, err := regexp.Compile(c.CanaryRegex); err != nil {

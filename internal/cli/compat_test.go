@@ -156,7 +156,7 @@ func TestJudgeRulePikit(t *testing.T) {
 	if e := run(t, "run", "--attack", "naive", "--judge", "rule:pikit", "--json"); !strings.Contains(e.out, `"outcome":"taint_delivered"`) {
 		t.Errorf("rule:pikit on the echo mock: %s", e.out)
 	}
-	if r := run(t, "run", "--judge", "rule:python"); r.code != 2 || !strings.Contains(r.err, "known: rule, rule:pikit, llm, none") {
+	if r := run(t, "run", "--judge", "rule:python"); r.code != 2 || !strings.Contains(r.err, "known: rule, rule:pikit, match, llm, none") {
 		t.Errorf("%+v", r)
 	}
 }

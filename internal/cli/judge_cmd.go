@@ -35,7 +35,7 @@ type judgeChoice struct {
 
 // addFlags defines the judge's flags; use says what the judge is for.
 func (o *judgeChoice) addFlags(f *pflag.FlagSet, use string) {
-	f.StringVar(&o.Judge, "judge", "rule", "the judge to "+use+": rule, rule:pikit (the Python pikit's verdicts) or llm")
+	f.StringVar(&o.Judge, "judge", "rule", "the judge to "+use+": rule, rule:pikit (the Python pikit's verdicts), match (a benchmark's plain canary or regex check) or llm")
 	f.StringVar(&o.JudgeTarget, "judge-target", "", "the model --judge llm asks, e.g. openai:gpt-4o-mini")
 	f.StringVar(&o.JudgeBaseURL, "judge-base-url", "", "base URL of the judge target's API")
 	f.IntVar(&o.MaxRetries, "max-retries", target.DefaultMaxRetries, "retries of a failed request to the judge model")
@@ -46,7 +46,7 @@ func (o *judgeChoice) addFlags(f *pflag.FlagSet, use string) {
 // check checks the judge's flags; each error names its flag.
 func (o *judgeChoice) check() error {
 	switch o.Judge {
-	case "rule", "rule:pikit":
+	case "rule", "rule:pikit", "match":
 		if o.JudgeTarget != "" {
 			return usage(fmt.Errorf("--judge-target: only --judge llm asks a model, and the judge is %s", o.Judge))
 		}
@@ -58,7 +58,7 @@ func (o *judgeChoice) check() error {
 			return usage(fmt.Errorf("--judge-target: %w", err))
 		}
 	default:
-		return usage(fmt.Errorf("--judge: unknown judge %q; known: rule, rule:pikit, llm", o.Judge))
+		return usage(fmt.Errorf("--judge: unknown judge %q; known: rule, rule:pikit, match, llm", o.Judge))
 	}
 	if o.JudgeBaseURL != "" && o.JudgeTarget == "" {
 		return usage(errors.New("--judge-base-url needs --judge-target"))
@@ -99,7 +99,7 @@ func newJudgeCmd(streams IO) *cobra.Command {
 func newJudgeEvalCmd(streams IO, runF func(context.Context, *judgeEvalOptions, string) error) *cobra.Command {
 	o := &judgeEvalOptions{}
 	cmd := &cobra.Command{
-		Use:   "eval LABELS.jsonl [--judge rule|rule:pikit|llm]",
+		Use:   "eval LABELS.jsonl [--judge rule|rule:pikit|match|llm]",
 		Short: "Score a judge's verdicts against labelled replies: precision, recall, confusion",
 		Long: `Run a judge over a file of replies that people labelled and compare its
 verdicts with their labels: precision, recall and F1 for success (full_success
@@ -220,6 +220,8 @@ func (o *judgeChoice) judge(ctx context.Context) (judge.Judge, error) {
 	switch o.Judge {
 	case "rule:pikit":
 		return judge.RulePikit{}, nil
+	case "match":
+		return judge.Match{}, nil
 	case "llm":
 	default:
 		return judge.Rule{}, nil

@@ -112,7 +112,7 @@ func TestJudgeEvalBadInput(t *testing.T) {
 		{"unknown label", []string{bad}, []string{bad + ":2: label: unknown outcome \"success\"", "known outcomes: full_success, sink_attempted, sink_args_mismatch"}},
 		{"missing file", []string{filepath.Join(dir, "none.jsonl")}, []string{"none.jsonl"}},
 		{"over the size bound", []string{big, "--max-file-size", "100"}, []string{"over the limit of 100 bytes"}},
-		{"unknown judge", []string{big, "--judge", "rules"}, []string{`--judge: unknown judge "rules"; known: rule, rule:pikit, llm`}},
+		{"unknown judge", []string{big, "--judge", "rules"}, []string{`--judge: unknown judge "rules"; known: rule, rule:pikit, match, llm`}},
 		{"llm without a model", []string{big, "--judge", "llm"}, []string{"--judge llm needs --judge-target"}},
 		{"a model for a rule judge", []string{big, "--judge-target", "openai:gpt-4o-mini"}, []string{"--judge-target: only --judge llm"}},
 		{"unknown provider", []string{big, "--judge", "llm", "--judge-target", "nosuch:m"}, []string{"--judge-target", "nosuch"}},

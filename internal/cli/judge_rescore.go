@@ -29,7 +29,7 @@ type judgeRescoreOptions struct {
 func newJudgeRescoreCmd(streams IO, runF func(context.Context, *judgeRescoreOptions, string) error) *cobra.Command {
 	o := &judgeRescoreOptions{}
 	cmd := &cobra.Command{
-		Use:   "rescore RESULTS -o OUT.jsonl [--judge rule|rule:pikit|llm]",
+		Use:   "rescore RESULTS -o OUT.jsonl [--judge rule|rule:pikit|match|llm]",
 		Short: "Judge a results file's cells again, from their traces: no model is run",
 		Long: `Judge every cell of a results file again with the judge you choose, from
 what the file recorded: the cell's trace (trace_data) and what its verdict

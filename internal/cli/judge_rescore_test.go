@@ -164,7 +164,7 @@ func TestJudgeRescoreBadInput(t *testing.T) {
 		{"the input as output", []string{in, "-o", in, "--force"}, "also an input"},
 		{"an existing output", []string{in, "-o", exists}, "use --force"},
 		{"not results", []string{notResults, "-o", out}, "bad.jsonl:2"},
-		{"an unknown judge", []string{in, "-o", out, "--judge", "regex"}, "known: rule, rule:pikit, llm"},
+		{"an unknown judge", []string{in, "-o", out, "--judge", "regex"}, "known: rule, rule:pikit, match, llm"},
 		{"llm without a target", []string{in, "-o", out, "--judge", "llm"}, "--judge llm needs --judge-target"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

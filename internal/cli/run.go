@@ -119,7 +119,7 @@ func (o *runOptions) addFlags(cmd *cobra.Command, batch bool, skip ...string) {
 		})
 	}()
 	f.StringVar(&o.Target, "target", "", "target spec for every cell, e.g. mock or openai:gpt-4o-mini (default: the config's)")
-	f.StringVar(&o.Judge, "judge", "", "judge: rule, rule:pikit (the Python pikit's verdicts), llm or none (default: the config's)")
+	f.StringVar(&o.Judge, "judge", "", "judge: rule, rule:pikit (the Python pikit's verdicts), match (a benchmark's plain canary or regex check), llm or none (default: the config's)")
 	f.Float64Var(&o.Temperature, "temperature", 0, "sampling temperature, 0 to 2 (default: the config's)")
 	f.IntVar(&o.Repeats, "repeats", 0, "repeats per cell, at least 1 (default: the config's)")
 	f.StringSliceVar(&o.Attacks, "attacks", nil, "attacks to use instead of the config's, comma-separated")
@@ -166,8 +166,8 @@ func (o *runOptions) complete(cmd *cobra.Command) error {
 	if o.MaxResponseBytes > 1<<30 {
 		return usage(fmt.Errorf("--max-response-bytes: at most 1GiB, got %s", o.MaxResponseBytes.String()))
 	}
-	if o.Judge != "" && o.Judge != "rule" && o.Judge != "rule:pikit" && o.Judge != "llm" && o.Judge != "none" {
-		return usage(fmt.Errorf("--judge: unknown judge %q; known: rule, rule:pikit, llm, none", o.Judge))
+	if o.Judge != "" && o.Judge != "rule" && o.Judge != "rule:pikit" && o.Judge != "match" && o.Judge != "llm" && o.Judge != "none" {
+		return usage(fmt.Errorf("--judge: unknown judge %q; known: rule, rule:pikit, match, llm, none", o.Judge))
 	}
 	if o.temperature && !(o.Temperature >= 0 && o.Temperature <= 2) { // NaN fails both
 		return usage(fmt.Errorf("--temperature: want a number from 0 to 2, got %v", o.Temperature))
