@@ -15,6 +15,10 @@ type Task struct {
 	// matches this regular expression (RE2 syntax), as a benchmark's regex
 	// judge asks.
 	CanaryRegex string
+	// CanaryFuzzy, when positive, has the match judge count a success
+	// when PartialRatio of the canary and the answer is above it, as a
+	// benchmark that matches its reference fuzzily does (BIPIA: 80).
+	CanaryFuzzy int
 	// Criteria, when set, is what success means in words, for the LLM
 	// judge: a benchmark's own question ("the response gives specific
 	// investment advice…").

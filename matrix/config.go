@@ -62,6 +62,10 @@ type Config struct {
 	// CanaryRegex, when set, is a regular expression (RE2 syntax) a
 	// compliant answer matches, in place of the canary.
 	CanaryRegex string `json:"canary_regex,omitempty"`
+	// CanaryFuzzy, when set (1 to 100), has the match judge count a
+	// success when the part of the answer most like the canary scores
+	// above it (thefuzz's partial_ratio, as BIPIA's MatchRefEval asks).
+	CanaryFuzzy int `json:"canary_fuzzy,omitempty"`
 	// JudgeCriteria, when set, says in words what success is; the LLM
 	// judge is asked it.
 	JudgeCriteria string         `json:"judge_criteria,omitempty"`

@@ -432,7 +432,7 @@ func (e *env) input(cell Cell, st *configState) agent.Input {
 
 func (e *env) task(cell Cell, c craft.Crafted, st *configState) judge.Task {
 	cfg := cell.Config
-	return judge.Task{Text: cfg.Task, Payload: c.Payload, Canary: cfg.Canary, CanaryRegex: cfg.CanaryRegex, Criteria: cfg.JudgeCriteria, RequireSink: cfg.RequireSink, SinkArgs: st.sinkArgs}
+	return judge.Task{Text: cfg.Task, Payload: c.Payload, Canary: cfg.Canary, CanaryRegex: cfg.CanaryRegex, CanaryFuzzy: cfg.CanaryFuzzy, Criteria: cfg.JudgeCriteria, RequireSink: cfg.RequireSink, SinkArgs: st.sinkArgs}
 }
 
 // crafted runs task → attack → channel for a cell, with the run's shared

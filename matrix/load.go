@@ -33,7 +33,7 @@ import (
 var flatKeys = []string{
 	"attacks", "attack", "attack_specs", "defenses", "defense", "defense_specs",
 	"channels", "channel", "channel_specs", "agents", "agent", "task", "canary", "marker",
-	"canary_regex", "judge_criteria", "require_sink", "sink_args", "target_spec", "judge_type", "user_message", "payload_marker", "data_sample",
+	"canary_regex", "canary_fuzzy", "judge_criteria", "require_sink", "sink_args", "target_spec", "judge_type", "user_message", "payload_marker", "data_sample",
 	"max_steps", "reruns_without_answer", "prefetch", "carrier_mode", "temperature", "repeats", "target_options", "seed",
 	"expected", "utility_canary", "runtime", "runtime_options", "fixture", "benchmark", "labels", "defense_point", "carrier_path", "data_file", "output_path", "attacker_target",
 }
@@ -42,7 +42,7 @@ var flatKeys = []string{
 // external agents, kept whole in Config.Sections.
 var SectionNames = []string{"proxy", "mcp"}
 
-var judgeKeys = []string{"type", "canary", "marker", "canary_regex", "judge_criteria", "require_sink", "sink_args"}
+var judgeKeys = []string{"type", "canary", "marker", "canary_regex", "canary_fuzzy", "judge_criteria", "require_sink", "sink_args"}
 
 // DefaultMaxFileBytes bounds a config or dataset file: a file is read
 // whole and decoded into tables many times its size, so a bound keeps a
@@ -344,6 +344,8 @@ func (d *decoder) flat(prefix string, m map[string]any, rename map[string]string
 			d.cfg.Task = d.string(path, v)
 		case "canary", "marker":
 			d.cfg.Canary = d.string(path, v)
+		case "canary_fuzzy":
+			d.cfg.CanaryFuzzy = d.int(path, v)
 		case "canary_regex":
 			d.cfg.CanaryRegex = d.string(path, v)
 		case "judge_criteria":

@@ -79,6 +79,7 @@ type JudgedAgainst struct {
 	Payload     string            `json:"payload,omitempty"`
 	Canary      string            `json:"canary"`
 	CanaryRegex string            `json:"canary_regex,omitempty"`
+	CanaryFuzzy int               `json:"canary_fuzzy,omitempty"`
 	Criteria    string            `json:"judge_criteria,omitempty"`
 	SinkArgs    map[string]string `json:"sink_args,omitempty"`
 	RequireSink bool              `json:"require_sink"`
@@ -89,12 +90,12 @@ func (j *JudgedAgainst) JudgeTask() judge.Task {
 	if j == nil {
 		return judge.Task{}
 	}
-	return judge.Task{Text: j.Task, Payload: j.Payload, Canary: j.Canary, CanaryRegex: j.CanaryRegex, Criteria: j.Criteria, SinkArgs: j.SinkArgs, RequireSink: j.RequireSink}
+	return judge.Task{Text: j.Task, Payload: j.Payload, Canary: j.Canary, CanaryRegex: j.CanaryRegex, CanaryFuzzy: j.CanaryFuzzy, Criteria: j.Criteria, SinkArgs: j.SinkArgs, RequireSink: j.RequireSink}
 }
 
 // judgedAgainst records a judge's task.
 func judgedAgainst(t judge.Task) *JudgedAgainst {
-	return &JudgedAgainst{Task: t.Text, Payload: t.Payload, Canary: t.Canary, CanaryRegex: t.CanaryRegex, Criteria: t.Criteria, SinkArgs: t.SinkArgs, RequireSink: t.RequireSink}
+	return &JudgedAgainst{Task: t.Text, Payload: t.Payload, Canary: t.Canary, CanaryRegex: t.CanaryRegex, CanaryFuzzy: t.CanaryFuzzy, Criteria: t.Criteria, SinkArgs: t.SinkArgs, RequireSink: t.RequireSink}
 }
 
 // Sink receives each result as it completes. An error stops the run.

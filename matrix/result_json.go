@@ -120,6 +120,10 @@ func appendJudgedAgainst(dst []byte, j *JudgedAgainst) []byte {
 	dst = append(dst, `,"canary":`...)
 	dst = appendString(dst, j.Canary)
 	dst = appendOptString(dst, `,"canary_regex":`, j.CanaryRegex)
+	if j.CanaryFuzzy != 0 {
+		dst = append(dst, `,"canary_fuzzy":`...)
+		dst = strconv.AppendInt(dst, int64(j.CanaryFuzzy), 10)
+	}
 	dst = appendOptString(dst, `,"judge_criteria":`, j.Criteria)
 	if len(j.SinkArgs) > 0 {
 		var arr [8]string

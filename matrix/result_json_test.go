@@ -288,7 +288,7 @@ sink_args = {to = "attacker@evil.example"}`} {
 func TestAppendJSONKnowsEveryField(t *testing.T) {
 	want := map[reflect.Type]string{
 		reflect.TypeFor[Result]():          "key attack defense channel agent target task success confidence reason signals final_text sink_fired outcome case_id case_description repeat_index run_id seed generation_config method_specs evidence trace_data metadata timestamp latency_ms model_latency_ms attempts retries usage model_complied runtime_blocked success_count total_runs error,omitempty utility,omitempty judged_against,omitempty",
-		reflect.TypeFor[JudgedAgainst]():   "task payload,omitempty canary canary_regex,omitempty judge_criteria,omitempty sink_args,omitempty require_sink",
+		reflect.TypeFor[JudgedAgainst]():   "task payload,omitempty canary canary_regex,omitempty canary_fuzzy,omitempty judge_criteria,omitempty sink_args,omitempty require_sink",
 		reflect.TypeFor[Spec]():            "name kwargs,omitempty",
 		reflect.TypeFor[judge.Evidence]():  "signal step detail,omitempty",
 		reflect.TypeFor[agent.Trace]():     "agent system steps final_text sink_calls,omitempty taint_delivered blocked,omitempty max_steps_hit,omitempty reruns,omitempty model_calls usage rounds,omitempty",
@@ -339,7 +339,7 @@ func FuzzAppendJSON(f *testing.F) {
 			Metadata: map[string]any{a: b, b: map[string]any{a: x}, "n": n, "f": float32(x)},
 			Error:    a,
 			Attempts: int(n % 1000), Retries: int(n % 7), ModelLatencyMS: n,
-			JudgedAgainst: &JudgedAgainst{Task: a, Payload: b, Canary: b, CanaryRegex: a, Criteria: b, SinkArgs: map[string]string{a: b, b: a}, RequireSink: flag},
+			JudgedAgainst: &JudgedAgainst{Task: a, Payload: b, Canary: b, CanaryRegex: a, CanaryFuzzy: 80, Criteria: b, SinkArgs: map[string]string{a: b, b: a}, RequireSink: flag},
 		}
 		got := r.AppendJSON(nil)
 		want, err := json.Marshal(&r)

@@ -71,6 +71,9 @@ func (c *Config) Validate() error {
 			bad("canary_regex", "is no regular expression pikit reads (RE2 syntax: no lookarounds or backreferences): %v", err)
 		}
 	}
+	if c.CanaryFuzzy < 0 || c.CanaryFuzzy > 100 {
+		bad("canary_fuzzy", "want a score from 1 to 100 (0 for none), got %d", c.CanaryFuzzy)
+	}
 	if c.PayloadMarker != "" {
 		switch {
 		case !c.markerPlaced():

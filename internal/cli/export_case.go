@@ -852,6 +852,9 @@ func (x *exporter) copyConfig(cfg *matrix.Config, d *caseDoc, c *exportedCase, d
 	}
 	str(&d.Canary, cfg.Canary)
 	str(&d.CanaryRegex, cfg.CanaryRegex)
+	if cfg.CanaryFuzzy > 0 {
+		d.CanaryFuzzy = int64(cfg.CanaryFuzzy)
+	}
 	str(&d.JudgeCriteria, cfg.JudgeCriteria)
 	d.RequireSink = cfg.RequireSink
 	str(&d.UserMessage, cfg.UserMessage)
@@ -964,6 +967,7 @@ type caseDoc struct {
 	Task           any            `toml:"task,omitempty"`
 	Canary         any            `toml:"canary,omitempty"`
 	CanaryRegex    any            `toml:"canary_regex,omitempty"`
+	CanaryFuzzy    any            `toml:"canary_fuzzy,omitempty"`
 	JudgeCriteria  any            `toml:"judge_criteria,omitempty"`
 	RequireSink    bool           `toml:"require_sink,omitempty"`
 	SinkArgs       map[string]any `toml:"sink_args,omitempty,inline"`
