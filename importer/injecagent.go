@@ -579,7 +579,7 @@ func (b *iaBuilder) testCase(c iaCase, kind, setting string) (Case, error) {
 		// and for a data theft a second after the extraction's response.
 		"max_steps": 1,
 		// InjecAgent reports by attack kind, setting and attack type.
-		"labels": iaLabels(kind, setting, attackType, attackers),
+		"labels": iaLabels(kind, setting, attackType, userTool, attackers),
 	}
 	last := attackers[len(attackers)-1]
 	switch {
@@ -795,15 +795,16 @@ func (b *iaBuilder) tool(c iaCase, field, name string) (Tool, error) {
 // iaLabels are an InjecAgent case's labels, for reports to group by: its
 // kind (dh for direct harm, ds for data stealing), its setting (base,
 // enhanced) and its attack type (the case's "Attack Type", when it has one);
-// and for a data theft the extraction tool, whose call in the model's first
-// answer is InjecAgent's step 1 (S1).
-func iaLabels(kind, setting, attackType string, attackers []string) map[string]any {
-	labels := map[string]any{"kind": kind, "setting": setting}
+// and the tools InjecAgent judges the model's answers by: the user tool,
+// the attacker tool its first answer must call first (the harm, or a data
+// theft's extraction) and a data theft's send, its second answer's.
+func iaLabels(kind, setting, attackType, userTool string, attackers []string) map[string]any {
+	labels := map[string]any{"kind": kind, "setting": setting, "user_tool": userTool, "attacker_tool": attackers[0]}
 	if attackType != "" {
 		labels["attack_type"] = attackType
 	}
 	if kind == "ds" && len(attackers) > 1 {
-		labels["extraction_tool"] = attackers[0]
+		labels["send_tool"] = attackers[len(attackers)-1]
 	}
 	return labels
 }

@@ -182,8 +182,8 @@ func TestInjecAgentFixture(t *testing.T) {
 		sc.Tools[0].Name != "RecipesGetRecipe" || sc.Tools[0].Sink || sc.Tools[1].Name != "GmailSendEmail" || !sc.Tools[1].Sink {
 		t.Errorf("the scenario of an extraction by the user tool: taint %+v, tools %+v", sc.Taint, sc.Tools)
 	}
-	if l := self.Cases[0].Config["labels"].(map[string]any); l["extraction_tool"] != "RecipesGetRecipe" {
-		t.Errorf("ds-base-0002: labels %v, want the extraction tool", l)
+	if l := self.Cases[0].Config["labels"].(map[string]any); l["user_tool"] != "RecipesGetRecipe" || l["attacker_tool"] != "RecipesGetRecipe" || l["send_tool"] != "GmailSendEmail" {
+		t.Errorf("ds-base-0002: labels %v, want the tools InjecAgent judges answers by", l)
 	}
 	golden(t, "testdata/injecagent/golden/ds-base-0002.toml", writeTOML(t, self))
 
