@@ -513,6 +513,13 @@ func csvResult(col map[string]int, rec []string) (matrix.Result, error) {
 	// What the verdict was judged against, when the file says.
 	if payload, canary, args, re := get("payload"), get("canary"), get("sink_args"), get("canary_regex"); payload != "" || canary != "" || args != "" || re != "" {
 		j := &matrix.JudgedAgainst{Task: res.Task, Payload: payload, Canary: canary, CanaryRegex: re, Criteria: get("judge_criteria"), RequireSink: flag("require_sink", false)}
+		if f := get("canary_fuzzy"); f != "" {
+			n, err := strconv.Atoi(f)
+			if err != nil || n < 0 || n > 100 {
+				return res, fmt.Errorf("column \"canary_fuzzy\": want a score from 0 to 100, got %s", describeCell(f))
+			}
+			j.CanaryFuzzy = n
+		}
 		if args != "" {
 			if err := json.Unmarshal([]byte(args), &j.SinkArgs); err != nil {
 				return res, fmt.Errorf("column \"sink_args\": want a JSON object of strings, got %s", describeCell(args))

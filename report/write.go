@@ -204,7 +204,7 @@ var CSVColumns = []string{
 	"key", "outcome", "case_id", "case_description", "task", "repeat_index", "seed", "run_id",
 	"latency_ms", "prompt_tokens", "completion_tokens", "error",
 	"model_latency_ms", "attempts", "retries",
-	"payload", "canary", "sink_args", "require_sink", "canary_regex", "judge_criteria",
+	"payload", "canary", "sink_args", "require_sink", "canary_regex", "judge_criteria", "canary_fuzzy",
 }
 
 // CSVOptions are the choices of the CSV writers.
@@ -313,9 +313,13 @@ func (w *csvWriter) Write(r matrix.Result) error {
 			}
 			args = string(b)
 		}
-		w.row = append(w.row, j.Payload, j.Canary, args, strconv.FormatBool(j.RequireSink), j.CanaryRegex, j.Criteria)
+		fuzzy := ""
+		if j.CanaryFuzzy != 0 {
+			fuzzy = strconv.Itoa(j.CanaryFuzzy)
+		}
+		w.row = append(w.row, j.Payload, j.Canary, args, strconv.FormatBool(j.RequireSink), j.CanaryRegex, j.Criteria, fuzzy)
 	} else {
-		w.row = append(w.row, "", "", "", "", "", "")
+		w.row = append(w.row, "", "", "", "", "", "", "")
 	}
 	if !w.raw {
 		for i, c := range w.row {
