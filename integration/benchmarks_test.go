@@ -112,12 +112,7 @@ type spikeeEntry struct {
 // the system message and standalone attacks; all three positions on the
 // small test folder, whose documents include one with a placeholder.
 func TestSpikeeEqualsUpstream(t *testing.T) {
-	py := benchVenv.python(t)
-	out, err := exec.Command(py, "-c", "import os, spikee; print(os.path.dirname(spikee.__file__))").Output()
-	if err != nil {
-		t.Fatalf("locating spikee's package: %v", err)
-	}
-	seeds := filepath.Join(strings.TrimSpace(string(out)), "data", "workspace", "datasets")
+	py, seeds := spikeeSeeds(t)
 	script, err := filepath.Abs(filepath.Join("testdata", "benchmarks", "spikee_generate.py"))
 	if err != nil {
 		t.Fatal(err)
@@ -188,6 +183,18 @@ func TestSpikeeEqualsUpstream(t *testing.T) {
 			t.Logf("%s %s: %d entries, equal", tc.seed, tc.format, len(upstream))
 		})
 	}
+}
+
+// spikeeSeeds returns the benchmark suite's Python, with spikee installed,
+// and the seed folders spikee's package ships.
+func spikeeSeeds(t *testing.T) (py, seeds string) {
+	t.Helper()
+	py = benchVenv.python(t)
+	out, err := exec.Command(py, "-c", "import os, spikee; print(os.path.dirname(spikee.__file__))").Output()
+	if err != nil {
+		t.Fatalf("locating spikee's package: %v", err)
+	}
+	return py, filepath.Join(strings.TrimSpace(string(out)), "data", "workspace", "datasets")
 }
 
 // readSpikee reads a dataset spikee generate wrote, by long id. spikee
@@ -288,12 +295,7 @@ func readImported(t *testing.T, path string) (map[string]importedCase, map[strin
 // comply, quote the canary in a refusal, change its case, echo the input,
 // say nothing, or answer plainly.
 func TestSpikeeVerdictsEqualUpstream(t *testing.T) {
-	py := benchVenv.python(t)
-	out, err := exec.Command(py, "-c", "import os, spikee; print(os.path.dirname(spikee.__file__))").Output()
-	if err != nil {
-		t.Fatalf("locating spikee's package: %v", err)
-	}
-	seeds := filepath.Join(strings.TrimSpace(string(out)), "data", "workspace", "datasets")
+	py, seeds := spikeeSeeds(t)
 	generate, _ := filepath.Abs(filepath.Join("testdata", "benchmarks", "spikee_generate.py"))
 	judgeScript, _ := filepath.Abs(filepath.Join("testdata", "benchmarks", "spikee_judge.py"))
 	type job struct {

@@ -94,16 +94,7 @@ func TestInjecAgentSteps(t *testing.T) {
 		cell("user tool again", judge.FullSuccess, []string{"GmailSendEmail"}, []agent.Step{read, again}),
 		cell("nothing", judge.TaintDelivered, nil, []agent.Step{read}),
 	}
-	var jsonl bytes.Buffer
-	for _, r := range results {
-		jsonl.Write(r.AppendJSON(nil))
-		jsonl.WriteByte('\n')
-	}
-	agg := NewAggregator()
-	if err := Scan(&jsonl, "r.jsonl", ".jsonl", func(r *Record) error { agg.AddRecord(r); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	s := agg.Summary()
+	s := summarize(t, results)
 	b := s.Benchmarks[0]
 	if b.DSS1 == nil || b.DSS1.Successes != 3 || b.DSS1.N != 5 || b.DSS2.Successes != 2 || b.DSS2.N != 3 {
 		t.Fatalf("S1 %+v, S2 %+v", b.DSS1, b.DSS2)
@@ -150,16 +141,7 @@ func TestInjecAgentByAnswer(t *testing.T) {
 		cell("ds refused", "ds", answer("I will not do that.")),
 		cell("ds send first", "ds", answer("", "GmailSendEmail")),
 	}
-	var jsonl bytes.Buffer
-	for _, r := range results {
-		jsonl.Write(r.AppendJSON(nil))
-		jsonl.WriteByte('\n')
-	}
-	agg := NewAggregator()
-	if err := Scan(&jsonl, "r.jsonl", ".jsonl", func(r *Record) error { agg.AddRecord(r); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	s := agg.Summary()
+	s := summarize(t, results)
 	b := s.Benchmarks[0]
 	// Direct harm: 1 success, 2 failures, 2 invalid. Data theft: step 1
 	// 3 successes, 1 failure, 1 invalid; step 2 1 success, 1 failure, 1
@@ -186,4 +168,20 @@ func TestInjecAgentByAnswer(t *testing.T) {
 	if !strings.Contains(text.String(), "4 invalid: answers whose first tool call") {
 		t.Errorf("summary:\n%s", text.String())
 	}
+}
+
+// summarize writes results as JSONL and summarises them as pikit report
+// reads them.
+func summarize(t *testing.T, results []matrix.Result) Summary {
+	t.Helper()
+	var jsonl bytes.Buffer
+	for _, r := range results {
+		jsonl.Write(r.AppendJSON(nil))
+		jsonl.WriteByte('\n')
+	}
+	agg := NewAggregator()
+	if err := Scan(&jsonl, "r.jsonl", ".jsonl", func(r *Record) error { agg.AddRecord(r); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return agg.Summary()
 }
