@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -168,18 +169,44 @@ func TestInjecAgentByAnswer(t *testing.T) {
 	if !strings.Contains(text.String(), "4 invalid: answers whose first tool call") {
 		t.Errorf("summary:\n%s", text.String())
 	}
+
+	// InjecAgent's tables by group: here by kind.
+	s = summarize(t, results, "label:kind")
+	want := map[string]string{
+		"dh": "1/3 1/5 2 —",
+		"ds": "1/3 1/5 2 3/5",
+	}
+	for _, g := range s.Groups {
+		b := g.Benchmark
+		if b == nil {
+			t.Fatalf("group %v has no InjecAgent rates", g.Values)
+		}
+		s1 := "—"
+		if b.DSS1 != nil {
+			s1 = fmt.Sprintf("%d/%d", b.DSS1.Successes, b.DSS1.N)
+		}
+		got := fmt.Sprintf("%d/%d %d/%d %d %s", b.ASRValid.Successes, b.ASRValid.N, b.ASRAll.Successes, b.ASRAll.N, b.Invalid, s1)
+		if got != want[g.Values[0]] {
+			t.Errorf("group %s: ASR-valid, ASR-all, invalid, S1 = %s, want %s", g.Values[0], got, want[g.Values[0]])
+		}
+	}
+	text.Reset()
+	s.WriteText(&text)
+	if !strings.Contains(text.String(), "InjecAgent ASR-valid") || !strings.Contains(text.String(), "3/5 60.0%") {
+		t.Errorf("the group table:\n%s", text.String())
+	}
 }
 
 // summarize writes results as JSONL and summarises them as pikit report
 // reads them.
-func summarize(t *testing.T, results []matrix.Result) Summary {
+func summarize(t *testing.T, results []matrix.Result, by ...string) Summary {
 	t.Helper()
 	var jsonl bytes.Buffer
 	for _, r := range results {
 		jsonl.Write(r.AppendJSON(nil))
 		jsonl.WriteByte('\n')
 	}
-	agg := NewAggregator()
+	agg := NewAggregator(by...)
 	if err := Scan(&jsonl, "r.jsonl", ".jsonl", func(r *Record) error { agg.AddRecord(r); return nil }); err != nil {
 		t.Fatal(err)
 	}

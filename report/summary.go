@@ -67,6 +67,14 @@ func (r Rate) ci() string {
 	return fmt.Sprintf("%.1f–%.1f%%", 100*r.Low, 100*r.High)
 }
 
+// short formats "s/n rate%", "—" when there is no data: a table cell.
+func (r Rate) short() string {
+	if r.N == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%d/%d %.1f%%", r.Successes, r.N, 100*r.Rate)
+}
+
 // String formats "s/n (rate%, 95% CI low–high%)", or "0/0 (—)" when
 // there is no data: no rate and no interval.
 func (r Rate) String() string {
@@ -89,6 +97,10 @@ type Group struct {
 	// ToolErrorCells counts the judged cells whose every tool call
 	// errored (see Record.ToolCallsFailed); they are in the rate.
 	ToolErrorCells int `json:"tool_error_cells,omitempty"`
+	// Benchmark holds the group's benchmark metrics when all its cells
+	// come from one benchmark that defines its own (InjecAgent: its
+	// tables by setting and attack type).
+	Benchmark *BenchmarkMetrics `json:"benchmark,omitempty"`
 
 	cells, benign int // every cell of the group, and its benign baseline cells
 }
@@ -298,9 +310,21 @@ type groupAcc struct {
 	bUtil, bUtilN   int // benign utility
 	cells, benign   int
 	toolErrors      int // judged cells whose every tool call errored
+	benchName       string
+	bench           benchAcc
+	mixed           bool // cells of more than one benchmark, or of none
 }
 
 func (g *groupAcc) add(r *Record, judged, success, failed bool) {
+	switch {
+	case g.cells == 0:
+		g.benchName = r.Benchmark
+	case g.benchName != r.Benchmark:
+		g.mixed = true
+	}
+	if !g.mixed && g.benchName == "injecagent" {
+		g.bench.add(r, judged, success, failed)
+	}
 	g.cells++
 	if judged && r.ToolCallsFailed {
 		g.toolErrors++
@@ -332,9 +356,14 @@ func (g *groupAcc) add(r *Record, judged, success, failed bool) {
 }
 
 func (g *groupAcc) group() Group {
-	return Group{Values: g.values, ASR: NewRate(g.succ, g.n), Errors: g.errors,
+	gr := Group{Values: g.values, ASR: NewRate(g.succ, g.n), Errors: g.errors,
 		Utility: NewRate(g.util, g.utilN), BenignUtility: NewRate(g.bUtil, g.bUtilN),
 		ToolErrorCells: g.toolErrors, cells: g.cells, benign: g.benign}
+	if !g.mixed && g.benchName == "injecagent" {
+		m := g.bench.metrics(g.benchName)
+		gr.Benchmark = &m
+	}
+	return gr
 }
 
 // NewAggregator returns an empty aggregator grouping by the named fields.
@@ -462,11 +491,19 @@ func (s Summary) writeGroups(tw io.Writer) {
 	// The tool errors column shows only when there are some, so that
 	// other reports stay as they were.
 	tools := s.ToolErrorCells > 0
-	head := "%s\tsuccess\trate\t95%% CI\terrors\n"
-	if tools {
-		head = "%s\tsuccess\trate\t95%% CI\terrors\ttool errors\n"
+	// InjecAgent's own rates by group, when every group has them.
+	ia := len(s.Groups) > 0
+	for _, g := range s.Groups {
+		ia = ia && g.Benchmark != nil && g.Benchmark.Name == "injecagent"
 	}
-	fmt.Fprintf(tw, head, strings.ToUpper(strings.Join(s.By, "\t")))
+	head := "%s\tsuccess\trate\t95%% CI\terrors"
+	if tools {
+		head += "\ttool errors"
+	}
+	if ia {
+		head += "\tInjecAgent ASR-valid\tASR-all\tinvalid\tS1\tS2"
+	}
+	fmt.Fprintf(tw, head+"\n", strings.ToUpper(strings.Join(s.By, "\t")))
 	vals := make([]string, len(s.By))
 	for _, g := range s.Groups {
 		for i, v := range g.Values {
@@ -475,6 +512,14 @@ func (s Summary) writeGroups(tw io.Writer) {
 		fmt.Fprintf(tw, "%s\t%d/%d\t%s\t%s\t%d", strings.Join(vals, "\t"), g.ASR.Successes, g.ASR.N, g.ASR.pct(), g.ASR.ci(), g.Errors)
 		if tools {
 			fmt.Fprintf(tw, "\t%d", g.ToolErrorCells)
+		}
+		if ia {
+			b := g.Benchmark
+			s1, s2 := "—", "—"
+			if b.DSS1 != nil {
+				s1, s2 = b.DSS1.short(), b.DSS2.short()
+			}
+			fmt.Fprintf(tw, "\t%s\t%s\t%d\t%s\t%s", b.ASRValid.short(), b.ASRAll.short(), b.Invalid, s1, s2)
 		}
 		fmt.Fprintln(tw)
 	}
