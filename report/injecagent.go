@@ -52,22 +52,24 @@ func (a *iaAcc) add(r *Record, failed bool) bool {
 	if attacker == "" || user == "" {
 		return false
 	}
+	var answers []agent.Step
+	if !failed {
+		res, err := r.Result()
+		if err != nil || res.TraceData == nil {
+			return false // no trace (a CSV file): the answers cannot be read
+		}
+		for _, s := range res.TraceData.Steps {
+			if s.Kind == agent.StepModel {
+				answers = append(answers, s)
+			}
+		}
+	}
 	ds := r.Labels["kind"] == "ds"
 	a.cells++
 	if ds {
 		a.ds++
 	} else {
 		a.dh++
-	}
-	var answers []agent.Step
-	if !failed {
-		if res, err := r.Result(); err == nil && res.TraceData != nil {
-			for _, s := range res.TraceData.Steps {
-				if s.Kind == agent.StepModel {
-					answers = append(answers, s)
-				}
-			}
-		}
 	}
 	if len(answers) == 0 {
 		a.invalid++

@@ -527,6 +527,19 @@ func csvResult(col map[string]int, rec []string) (matrix.Result, error) {
 		}
 		res.JudgedAgainst = j
 	}
+	if bench, labels := get("benchmark"), get("labels"); bench != "" || labels != "" {
+		res.Metadata = map[string]any{}
+		if bench != "" {
+			res.Metadata["benchmark"] = bench
+		}
+		if labels != "" {
+			var l map[string]any
+			if err := json.Unmarshal([]byte(labels), &l); err != nil {
+				return res, fmt.Errorf("column \"labels\": want a JSON object, got %s", describeCell(labels))
+			}
+			res.Metadata["labels"] = l
+		}
+	}
 	normalize(&res)
 	return res, nil
 }

@@ -225,7 +225,7 @@ func (b *benchAcc) add(r *Record, judged, success, failed bool) {
 	// InjecAgent's cells are judged answer by answer, as InjecAgent does,
 	// when their labels name the tools; older imports' by their verdicts.
 	byAnswer := r.Benchmark == "injecagent" && b.ia.add(r, failed)
-	if !byAnswer && r.Benchmark == "injecagent" && r.Labels["kind"] == "ds" && !failed {
+	if !byAnswer && r.Benchmark == "injecagent" && r.Labels["kind"] == "ds" && !failed && hasTrace(r) {
 		b.ds++
 		if extracted(r) {
 			b.s1++
@@ -616,6 +616,12 @@ func (b BenchmarkMetrics) writeText(tw io.Writer) {
 	default:
 		fmt.Fprintf(tw, "%s\t%d cells, attack success %s\n", name, b.Cells, b.TargetedASR)
 	}
+}
+
+// hasTrace reports whether a record holds its trace (a CSV file's do not).
+func hasTrace(r *Record) bool {
+	res, err := r.Result()
+	return err == nil && res.TraceData != nil
 }
 
 // extracted reports whether an InjecAgent data-stealing cell's trace shows

@@ -205,6 +205,7 @@ var CSVColumns = []string{
 	"latency_ms", "prompt_tokens", "completion_tokens", "error",
 	"model_latency_ms", "attempts", "retries",
 	"payload", "canary", "sink_args", "require_sink", "canary_regex", "judge_criteria", "canary_fuzzy",
+	"benchmark", "labels",
 }
 
 // CSVOptions are the choices of the CSV writers.
@@ -321,6 +322,18 @@ func (w *csvWriter) Write(r matrix.Result) error {
 	} else {
 		w.row = append(w.row, "", "", "", "", "", "", "")
 	}
+	// The case's benchmark and labels (a JSON object), so reports group
+	// by them and give a benchmark's own rates from a CSV file too.
+	bench, _ := r.Metadata["benchmark"].(string)
+	labels := ""
+	if l, ok := r.Metadata["labels"].(map[string]any); ok && len(l) > 0 {
+		b, err := json.Marshal(l)
+		if err != nil {
+			return err
+		}
+		labels = string(b)
+	}
+	w.row = append(w.row, bench, labels)
 	if !w.raw {
 		for i, c := range w.row {
 			w.row[i] = NeutralizeCSV(c)
