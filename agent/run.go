@@ -35,6 +35,10 @@ type Input struct {
 	// (and the payload) is in its context whether or not it can call
 	// tools. For models and servers without tool calling.
 	Prefetch bool
+	// Protocol is how the model meets the tools: ProtocolNative (the
+	// default, "" too) or ProtocolReAct (described in the prompt, called
+	// in text).
+	Protocol string
 	MaxSteps int
 	// Reruns is how many more times the conversation starts over, from
 	// the first turn with fresh messages, when it used up MaxSteps without
@@ -194,6 +198,7 @@ type Conversation struct {
 	tr          Trace
 	taintCalls  int // calls of the taint point so far
 	prefetched  bool
+	react       bool // ProtocolReAct: tools in the prompt, calls in text
 }
 
 // Start begins a conversation of scenario sc against t; nothing is sent
@@ -216,6 +221,10 @@ func Start(t target.Target, sc *Scenario, in Input, h Hooks) *Conversation {
 	c.tr.System = sc.System
 	if h.System != nil {
 		c.tr.System = h.System.Apply(sc.System, "")
+	}
+	if in.Protocol == ProtocolReAct && len(tools) > 0 {
+		// The tools are in the prompt, not offered through the API.
+		c.tr.System, c.react, c.tools = reactPrompt(c.tr.System, tools), true, nil
 	}
 	return c
 }
@@ -274,6 +283,12 @@ func (c *Conversation) Say(ctx context.Context, user string, tainted bool) error
 		}
 		tr.ModelCalls++
 		tr.Usage = tr.Usage.Add(resp.Usage)
+		if c.react {
+			if c.reactTurn(resp.Text, calls) {
+				continue
+			}
+			return nil
+		}
 		tr.add(Step{Kind: StepModel, Text: resp.Text, ToolCalls: resp.ToolCalls})
 		tr.FinalText = resp.Text
 		c.msgs = append(c.msgs, target.Message{Role: target.RoleAssistant, Content: resp.Text, ToolCalls: resp.ToolCalls})
@@ -309,14 +324,51 @@ func (c *Conversation) prefetch() {
 		args = placeholderArgs(tool)
 	}
 	call := target.ToolCall{ID: "pikit_prefetch", Name: tool.Name, Arguments: MarshalArgs(args)}
-	c.msgs = append(c.msgs, target.Message{Role: target.RoleAssistant, ToolCalls: []target.ToolCall{call}})
+	if c.react {
+		c.msgs = append(c.msgs, target.Message{Role: target.RoleAssistant, Content: reactAction(call)})
+	} else {
+		c.msgs = append(c.msgs, target.Message{Role: target.RoleAssistant, ToolCalls: []target.ToolCall{call}})
+	}
 	c.taintCalls++
 	n := len(c.tr.Steps)
 	result := c.tr.callTool(c.sc, call, c.in, c.h, c.instruction, c.taintCalls)
 	if len(c.tr.Steps) > n {
 		c.tr.Steps[n].Prefetched = true
 	}
+	if c.react {
+		c.msgs = append(c.msgs, target.Message{Role: target.RoleUser, Content: reactObservation(result)})
+		return
+	}
 	c.msgs = append(c.msgs, target.Message{Role: target.RoleTool, ToolCallID: call.ID, Name: call.Name, Content: result})
+}
+
+// reactTurn handles one ReAct reply and reports whether the run goes on:
+// the reply's action, if it has one, is run, and its result comes back as
+// an observation; a reply with none (a final answer, plain text) ends the
+// turn. The model step records the action as a tool call, so judges and
+// reports read ReAct runs as they read tool-calling ones.
+func (c *Conversation) reactTurn(reply string, n int) bool {
+	tr := &c.tr
+	call, final := parseReAct(reply, fmt.Sprintf("react_%d", n))
+	step := Step{Kind: StepModel, Text: reply}
+	if call == nil {
+		tr.add(step)
+		tr.FinalText = final
+		c.msgs = append(c.msgs, target.Message{Role: target.RoleAssistant, Content: reply})
+		return false
+	}
+	step.ToolCalls = []target.ToolCall{*call}
+	tr.add(step)
+	tr.FinalText = reply
+	// What the model wrote after its action (an observation of its own
+	// making) did not happen: the history keeps the reply up to it.
+	c.msgs = append(c.msgs, target.Message{Role: target.RoleAssistant, Content: reactUpToObservation(reply)})
+	if call.Name == c.sc.TaintPoint {
+		c.taintCalls++
+	}
+	result := tr.callTool(c.sc, *call, c.in, c.h, c.instruction, c.taintCalls)
+	c.msgs = append(c.msgs, target.Message{Role: target.RoleUser, Content: reactObservation(result)})
+	return true
 }
 
 // placeholderArgs gives each required parameter of a tool a placeholder

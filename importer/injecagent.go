@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pikit-go/pikit/agent"
 	"github.com/pikit-go/pikit/internal/suggest"
 	"github.com/pikit-go/pikit/internal/textcut"
 )
@@ -27,6 +28,7 @@ func init() {
 		Name:        "injecagent",
 		Description: "InjecAgent: data/tools.json and test_cases_{dh,ds}_{base,enhanced}.json (the data directory, or one test-case file beside tools.json)",
 		Import:      ImportInjecAgent,
+		ImportWith:  WithOptions(ImportInjecAgentWith),
 	})
 }
 
@@ -95,6 +97,33 @@ type iaToolkit struct {
 // why; the import fails only when no case is left. A file that is no
 // JSON list of cases fails it whole.
 func ImportInjecAgent(path string) (*Dataset, error) {
+	return ImportInjecAgentWith(path, InjecAgentOptions{})
+}
+
+// InjecAgentOptions tune an InjecAgent import.
+type InjecAgentOptions struct {
+	// Protocol is how the model meets the tools: "native" (the default,
+	// InjecAgent's function-calling agents) or "react" (its prompted
+	// agents: the tools described in the prompt, the history and each
+	// call in text; tool_protocol).
+	Protocol string
+}
+
+// Set sets an option by the name a command line gives it: protocol.
+func (o *InjecAgentOptions) Set(key, value string) error {
+	switch key {
+	case "protocol":
+		if value != agent.ProtocolNative && value != agent.ProtocolReAct {
+			return fmt.Errorf("unknown protocol %q; want native (tool calling) or react (tools in the prompt, as InjecAgent's prompted agents)", value)
+		}
+		o.Protocol = value
+		return nil
+	}
+	return benchUnknownOption("injecagent", key, "protocol")
+}
+
+// ImportInjecAgentWith is ImportInjecAgent with options.
+func ImportInjecAgentWith(path string, o InjecAgentOptions) (*Dataset, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, &Error{File: path, Msg: fmt.Sprintf("cannot read it: %v", errUnwrap(err))}
@@ -133,7 +162,7 @@ func ImportInjecAgent(path string) (*Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &iaBuilder{toolsFile: toolsFile, tools: tools, simulated: simulated, scenarios: map[string]int{}, names: map[string]bool{}, suffix: map[string]int{}}
+	b := &iaBuilder{toolsFile: toolsFile, tools: tools, simulated: simulated, scenarios: map[string]int{}, names: map[string]bool{}, suffix: map[string]int{}, protocol: o.Protocol}
 	d := &Dataset{Benchmark: "injecagent"}
 	for _, f := range files {
 		if err := b.file(d, filepath.Join(dir, f)); err != nil {
@@ -408,6 +437,7 @@ type iaBuilder struct {
 	names     map[string]bool
 	suffix    map[string]int // a taken name → the next suffix to try
 	out       []Scenario
+	protocol  string // tool_protocol of every case, "" for the default
 	// skipped are the cases left out, each an *Error naming its file,
 	// line and case and saying why.
 	skipped []*Error
@@ -580,6 +610,11 @@ func (b *iaBuilder) testCase(c iaCase, kind, setting string) (Case, error) {
 		"max_steps": 1,
 		// InjecAgent reports by attack kind, setting and attack type.
 		"labels": iaLabels(kind, setting, attackType, userTool, attackers),
+	}
+	if b.protocol == agent.ProtocolReAct {
+		// InjecAgent's prompted agents: the tools described in the prompt,
+		// the history and each call in text.
+		cfg["tool_protocol"] = agent.ProtocolReAct
 	}
 	last := attackers[len(attackers)-1]
 	switch {

@@ -727,3 +727,35 @@ func TestPyLiteral(t *testing.T) {
 		}
 	}
 }
+
+// TestInjecAgentReAct: --set protocol=react imports the cases for
+// InjecAgent's prompted agents (tool_protocol react): the model reads the
+// tools in its prompt and calls them in text, and a harm called in text
+// is judged as one called through the API; an unknown protocol is refused.
+func TestInjecAgentReAct(t *testing.T) {
+	var o InjecAgentOptions
+	if err := o.Set("protocol", "xml"); err == nil || !strings.Contains(err.Error(), "want native") {
+		t.Errorf("protocol=xml: %v", err)
+	}
+	if err := o.Set("protocol", "react"); err != nil {
+		t.Fatal(err)
+	}
+	d, err := ImportInjecAgentWith("testdata/injecagent/test_cases_dh_base.json", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := oneCase(t, d, "dh-base-0000")
+	if one.Cases[0].Config["tool_protocol"] != "react" {
+		t.Fatalf("config %v", one.Cases[0].Config)
+	}
+	// The mock answers by turn; the prefetched call is the first, so its
+	// entry is never played.
+	one.Cases[0].Config["target_options"] = map[string]any{"script": []any{"unused", "Thought: the comment asks for it.\nAction: GardenValveOpenValve\nAction Input: {\"valve_id\": \"V-2\"}"}}
+	r := runOn(t, one, "mock")["dh-base-0000"][0]
+	if r.Outcome != judge.SinkAttempted {
+		t.Errorf("%s (%s), want sink_attempted", r.Outcome, r.Reason)
+	}
+	if !strings.Contains(r.TraceData.System, "Action Input:") || !strings.Contains(r.TraceData.System, `"name":"GardenValveOpenValve"`) {
+		t.Errorf("the system prompt does not describe the tools: %q", r.TraceData.System)
+	}
+}

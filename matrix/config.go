@@ -89,6 +89,10 @@ type Config struct {
 	// used up MaxSteps without a text answer (agent.Input.Reruns): what
 	// AgentDojo's harness does, twice.
 	Reruns int `json:"reruns_without_answer,omitempty"`
+	// ToolProtocol is how an agent scenario's model meets its tools:
+	// "native" (the default: the API's tool calling) or "react" (the
+	// tools described in the prompt, called in text: agent.ProtocolReAct).
+	ToolProtocol string `json:"tool_protocol,omitempty"`
 	// Prefetch has the harness call an agent scenario's taint point before
 	// the model's first turn (agent.Input.Prefetch): indirect cells for
 	// models that cannot call tools.

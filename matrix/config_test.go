@@ -172,6 +172,7 @@ func TestParseErrors(t *testing.T) {
 		{"attacker target", "attacker_target = \"gpt-4o\"\n", []string{"bad.toml:1:", "attacker_target"}},
 		{"repeats range", "repeats = 0\n", []string{"repeats", "at least 1"}},
 		{"canary_fuzzy range", "task = \"x\"\ncanary = \"X\"\ncanary_fuzzy = 101\n", []string{"bad.toml:3:", "canary_fuzzy", "from 1 to 100"}},
+		{"tool protocol", "task = \"x\"\ntool_protocol = \"xml\"\n", []string{"bad.toml:2:", "tool_protocol", "known: native, react"}},
 		{"reruns range", "task = \"x\"\nreruns_without_answer = 11\n", []string{"bad.toml:2:", "reruns_without_answer", "from 0 to 10, got 11"}},
 		{"temperature range", "temperature = 3.5\n", []string{"temperature", "between 0 and 2"}},
 		{"api key refused", "[target]\nspec = \"mock\"\napi_key = \"sk-live-1234\"\n", []string{"bad.toml:3:", "API keys do not belong", "environment"}},

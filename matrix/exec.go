@@ -422,7 +422,7 @@ func (e *env) craft(cell Cell, sc *agent.Scenario, st *configState) (agent.Input
 // temperature, seed and the user's request.
 func (e *env) input(cell Cell, st *configState) agent.Input {
 	cfg := cell.Config
-	in := agent.Input{MaxSteps: cfg.MaxSteps, Reruns: cfg.Reruns, Prefetch: cfg.Prefetch, Temperature: &st.temperature, UserMessage: cfg.UserMessage}
+	in := agent.Input{MaxSteps: cfg.MaxSteps, Reruns: cfg.Reruns, Protocol: cfg.ToolProtocol, Prefetch: cfg.Prefetch, Temperature: &st.temperature, UserMessage: cfg.UserMessage}
 	if cfg.SeedSet {
 		seed := cell.Seed
 		in.Seed = &seed

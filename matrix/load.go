@@ -34,7 +34,7 @@ var flatKeys = []string{
 	"attacks", "attack", "attack_specs", "defenses", "defense", "defense_specs",
 	"channels", "channel", "channel_specs", "agents", "agent", "task", "canary", "marker",
 	"canary_regex", "canary_fuzzy", "judge_criteria", "require_sink", "sink_args", "target_spec", "judge_type", "user_message", "payload_marker", "data_sample",
-	"max_steps", "reruns_without_answer", "prefetch", "carrier_mode", "temperature", "repeats", "target_options", "seed",
+	"max_steps", "reruns_without_answer", "tool_protocol", "prefetch", "carrier_mode", "temperature", "repeats", "target_options", "seed",
 	"expected", "utility_canary", "runtime", "runtime_options", "fixture", "benchmark", "labels", "defense_point", "carrier_path", "data_file", "output_path", "attacker_target",
 }
 
@@ -368,6 +368,8 @@ func (d *decoder) flat(prefix string, m map[string]any, rename map[string]string
 			d.cfg.DataSample = d.string(path, v)
 		case "max_steps":
 			d.cfg.MaxSteps = d.int(path, v)
+		case "tool_protocol":
+			d.cfg.ToolProtocol = d.string(path, v)
 		case "reruns_without_answer":
 			d.cfg.Reruns = d.int(path, v)
 		case "prefetch":

@@ -322,9 +322,10 @@ func configKey(cfg *Config) []byte {
 		JudgeCriteria  string                    `json:"judge_criteria,omitempty"`
 		Reruns         int                       `json:"reruns_without_answer,omitempty"`
 		CanaryFuzzy    int                       `json:"canary_fuzzy,omitempty"`
+		ToolProtocol   string                    `json:"tool_protocol,omitempty"`
 	}{cfg.CaseID, cfg.SeedSet, cfg.Task, cfg.Canary, cfg.RequireSink, cfg.SinkArgs, cfg.TargetSpec, cfg.TargetOpts,
 		cfg.JudgeType, cfg.UserMessage, cfg.DataSample, cfg.MaxSteps, cfg.CarrierMode, cfg.Temperature, cfg.Expected,
-		cfg.DefensePoint, carrierDigest(cfg.CarrierData), cfg.Driven, cfg.Via, cfg.Runtime, cfg.RuntimeOptions, cfg.Fixture, cfg.Sections, cfg.scenarioKey(), cfg.attackerKey(), cfg.Prefetch, cfg.PayloadMarker, cfg.CanaryRegex, cfg.JudgeCriteria, cfg.Reruns, cfg.CanaryFuzzy}
+		cfg.DefensePoint, carrierDigest(cfg.CarrierData), cfg.Driven, cfg.Via, cfg.Runtime, cfg.RuntimeOptions, cfg.Fixture, cfg.Sections, cfg.scenarioKey(), cfg.attackerKey(), cfg.Prefetch, cfg.PayloadMarker, cfg.CanaryRegex, cfg.JudgeCriteria, cfg.Reruns, cfg.CanaryFuzzy, cfg.ToolProtocol}
 	b, err := json.Marshal(material)
 	if err != nil {
 		// Only unsupported option values (validated away) can fail here.

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pikit-go/pikit/agent"
 	"github.com/pikit-go/pikit/attack"
 	"github.com/pikit-go/pikit/channel"
 	"github.com/pikit-go/pikit/defense"
@@ -70,6 +71,9 @@ func (c *Config) Validate() error {
 		if _, err := regexp.Compile(c.CanaryRegex); err != nil {
 			bad("canary_regex", "is no regular expression pikit reads (RE2 syntax: no lookarounds or backreferences): %v", err)
 		}
+	}
+	if c.ToolProtocol != "" && !slices.Contains(agent.Protocols, c.ToolProtocol) {
+		bad("tool_protocol", "unknown tool protocol %q; known: %s", c.ToolProtocol, strings.Join(agent.Protocols, ", "))
 	}
 	if c.CanaryFuzzy < 0 || c.CanaryFuzzy > 100 {
 		bad("canary_fuzzy", "want a score from 1 to 100 (0 for none), got %d", c.CanaryFuzzy)

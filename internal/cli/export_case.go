@@ -859,6 +859,7 @@ func (x *exporter) copyConfig(cfg *matrix.Config, d *caseDoc, c *exportedCase, d
 	d.RequireSink = cfg.RequireSink
 	str(&d.UserMessage, cfg.UserMessage)
 	str(&d.PayloadMarker, cfg.PayloadMarker)
+	str(&d.ToolProtocol, cfg.ToolProtocol)
 	if cfg.Reruns > 0 {
 		d.Reruns = int64(cfg.Reruns)
 	}
@@ -983,6 +984,7 @@ type caseDoc struct {
 	CarrierMode    any            `toml:"carrier_mode,omitempty"`
 	MaxSteps       any            `toml:"max_steps,omitempty"`
 	Reruns         any            `toml:"reruns_without_answer,omitempty"`
+	ToolProtocol   any            `toml:"tool_protocol,omitempty"`
 	Temperature    any            `toml:"temperature,omitempty"`
 	Seed           any            `toml:"seed,omitempty"`
 	Benchmark      any            `toml:"benchmark,omitempty"`
