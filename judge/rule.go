@@ -540,4 +540,3 @@ func first(xs []int) int {
 	}
 	return xs[0]
 }
-
