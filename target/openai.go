@@ -201,6 +201,10 @@ func (t *openAI) params(req Request) (openai.ChatCompletionNewParams, error) {
 		}
 		p.Tools = append(p.Tools, openai.ChatCompletionFunctionTool(def))
 	}
+	if len(p.Tools) > 0 {
+		// As the Python pikit sends it: the model may call a tool or not.
+		p.ToolChoice.OfAuto = openai.String("auto")
+	}
 	if req.Temperature != nil {
 		p.Temperature = openai.Float(*req.Temperature)
 	}

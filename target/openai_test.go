@@ -73,7 +73,7 @@ func TestOpenAIChat(t *testing.T) {
 	if !reflect.DeepEqual(r.Body["messages"], wantMsgs) {
 		t.Errorf("messages = %v, want %v", r.Body["messages"], wantMsgs)
 	}
-	for _, absent := range []string{"tools", "temperature", "seed", "max_tokens", "max_completion_tokens", "stream"} {
+	for _, absent := range []string{"tools", "tool_choice", "temperature", "seed", "max_tokens", "max_completion_tokens", "stream"} {
 		if v, ok := r.Body[absent]; ok {
 			t.Errorf("body has %s = %v, want it absent", absent, v)
 		}
@@ -131,6 +131,10 @@ func TestOpenAIToolRoundTrip(t *testing.T) {
 	}
 	if !reflect.DeepEqual(first["tools"], wantTools) {
 		t.Errorf("tools = %v\nwant %v", first["tools"], wantTools)
+	}
+	// With tools, tool_choice "auto", as the Python pikit sends.
+	if first["tool_choice"] != "auto" {
+		t.Errorf("tool_choice = %v, want auto", first["tool_choice"])
 	}
 
 	// The agent loop's next request: the assistant turn with its calls,
