@@ -14,6 +14,11 @@ func TestRunPythonFlags(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.out, `"carrier_mode":"file"`) {
 		t.Fatalf("--mode file: exit %d\n%s%s", r.code, r.out, r.err)
 	}
+	// --channel none is the agent's own channel, as in the Python pikit.
+	none, own := run(t, "run", "--agent", "email", "--channel", "none", "--json"), run(t, "run", "--agent", "email", "--json")
+	if none.code != 0 || !strings.Contains(none.out, `"channel":"document"`) || !strings.Contains(own.out, `"channel":"document"`) {
+		t.Errorf("--channel none: exit %d\n%s%s", none.code, none.out, none.err)
+	}
 	if r := run(t, "run", "--mode", "paper"); r.code != 2 || !strings.Contains(r.err, "--mode: want text or file") {
 		t.Errorf("--mode paper: %+v", r)
 	}
@@ -55,6 +60,11 @@ func TestRunPythonFlags(t *testing.T) {
 	r = run(t, "run", "--model", "mock:obedient", "--attack", "naive", "--json")
 	if r.code != 0 || !strings.Contains(r.err, "--model is deprecated; use --target") || !strings.Contains(r.out, `"target":"mock:obedient"`) {
 		t.Errorf("--model: %+v", r)
+	}
+	// A bare model name is an OpenAI model, as in the Python pikit.
+	t.Setenv("OPENAI_API_KEY", "")
+	if r := run(t, "run", "--model", "gpt-4o-mini"); r.code != 2 || !strings.Contains(r.err, "target openai:gpt-4o-mini: missing API key") {
+		t.Errorf("--model gpt-4o-mini: %+v", r)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -13,6 +14,7 @@ import (
 	"github.com/pikit-go/pikit/internal/textcut"
 	"github.com/pikit-go/pikit/matrix"
 	"github.com/pikit-go/pikit/report"
+	"github.com/pikit-go/pikit/target"
 )
 
 // maxCellsShown bounds how many traces `pikit run` prints.
@@ -54,7 +56,13 @@ func (c *cellFlags) applyTo(cmd *cobra.Command, cfg *matrix.Config) {
 	}
 	set("agent", &cfg.Agents, c.Agent)
 	set("defense", &cfg.Defenses, c.Defense)
-	set("channel", &cfg.Channels, c.Channel)
+	if cmd.Flags().Changed("channel") && strings.EqualFold(c.Channel, "none") {
+		// The Python pikit's word for no channel of one's own: the
+		// agent's (a direct injection for chat).
+		cfg.Channels = []string{matrix.DirectChannel}
+	} else {
+		set("channel", &cfg.Channels, c.Channel)
+	}
 	if cmd.Flags().Changed("attack") {
 		cfg.SetAttacks([]string{c.Attack})
 	}
@@ -92,10 +100,16 @@ which tool result carried the payload, which sinks fired, and the verdict.`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.Model != "" {
-				if o.Target != "" && o.Target != o.Model {
+				// The Python pikit's --model names an OpenAI model; a spec
+				// with its provider (openai:gpt-4o, mock) is taken as it is.
+				model := o.Model
+				if !strings.Contains(model, ":") && !slices.ContainsFunc(target.Providers(), func(p target.Provider) bool { return p.Name == model }) {
+					model = "openai:" + model
+				}
+				if o.Target != "" && o.Target != model {
 					return usage(errors.New("--model and --target name different targets; give --target"))
 				}
-				o.Target = o.Model
+				o.Target = model
 				fmt.Fprintln(streams.ErrOut, "warning: --model is deprecated; use --target")
 			}
 			for _, pair := range [][2]string{{"attack", "attacks"}, {"defense", "defenses"}} {
@@ -114,7 +128,7 @@ which tool result carried the payload, which sinks fired, and the verdict.`,
 	f.StringVar(&o.Agent, "agent", "", "agent scenario (default chat)")
 	f.StringVar(&o.Attack, "attack", "", "attack (default naive)")
 	f.StringVar(&o.Defense, "defense", "", "defense or detector (default none)")
-	f.StringVar(&o.Channel, "channel", "", "channel for indirect injection (default: the agent's own)")
+	f.StringVar(&o.Channel, "channel", "", "channel for indirect injection (default, or none: the agent's own)")
 	f.StringVar(&o.Task, "task", "", "the injected task")
 	f.StringVar(&o.Canary, "canary", "", "the string a compliant answer carries")
 	f.StringVar(&o.UserMessage, "user-message", "", "the user's request (default: the scenario's)")
