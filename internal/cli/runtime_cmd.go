@@ -222,7 +222,19 @@ Runtimes: command (any program speaking the protocol, runtime_options.command),
 openclaw and hermes (those CLIs, with a fresh profile per cell). The openclaw
 and hermes command lines are pikit's best reading of those CLIs, overridable
 with runtime_options binary, args or command.`,
-		Args: args(cobra.NoArgs),
+		Args: func(cmd *cobra.Command, a []string) error {
+			if len(a) == 0 {
+				return nil
+			}
+			switch a[0] {
+			case "init", "install-fixture":
+				// The Python pikit's commands that prepare a profile once:
+				// pikit makes a fresh one for each cell instead.
+				return usage(fmt.Errorf("pikit has no runtime %s: it makes a fresh %s for each cell of a run; pikit runtime doctor NAME says what a runtime needs", a[0], "profile"))
+			}
+			return usage(fmt.Errorf("unknown command %q for pikit runtime; its commands: list, doctor", a[0]))
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(newRuntimeListCmd(streams), newRuntimeDoctorCmd(streams))
 	return cmd

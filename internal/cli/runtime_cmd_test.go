@@ -393,3 +393,24 @@ func TestRuntimeDoctor(t *testing.T) {
 		})
 	}
 }
+
+// TestRuntimeUnknownCommand: the Python pikit's runtime init and
+// install-fixture, and any other word, are errors that say what to do, not
+// the help with exit 0.
+func TestRuntimeUnknownCommand(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"runtime", "init", "hermes", "dir"}, "pikit has no runtime init: it makes a fresh profile for each cell"},
+		{[]string{"runtime", "install-fixture", "openclaw", "dir"}, "pikit has no runtime install-fixture"},
+		{[]string{"runtime", "frob"}, `unknown command "frob" for pikit runtime; its commands: list, doctor`},
+	} {
+		if r := run(t, c.args...); r.code != 2 || !strings.Contains(r.err, c.want) {
+			t.Errorf("%v: exit %d %q, want 2 and %q", c.args, r.code, r.err, c.want)
+		}
+	}
+	if r := run(t, "runtime"); r.code != 0 || !strings.Contains(r.out, "pikit runtime [command]") {
+		t.Errorf("pikit runtime: exit %d %q", r.code, r.out)
+	}
+}
