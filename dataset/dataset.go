@@ -12,6 +12,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -50,38 +51,90 @@ type Dataset struct {
 
 var metaKeys = []string{"name", "description", "reference"}
 
-// List returns the names of the built-in datasets, sorted.
-func List() []string {
-	entries, err := builtin.ReadDir("data")
-	if err != nil {
-		return nil
+// SearchEnv names the environment variable with more directories a
+// dataset is found in by name, as the Python pikit documents it: a path
+// list (":"-separated on Unix).
+const SearchEnv = "PIKIT_DATASETS"
+
+// searchDirs are the directories a dataset name is looked up in, first
+// to last: each of $PIKIT_DATASETS, then ./datasets.
+func searchDirs() []string {
+	var dirs []string
+	for _, d := range filepath.SplitList(os.Getenv(SearchEnv)) {
+		if d != "" {
+			dirs = append(dirs, d)
+		}
 	}
+	return append(dirs, "datasets")
+}
+
+// findFile returns the file NAME.toml of the first search directory that
+// has one.
+func findFile(name string) (string, bool) {
+	if name == "" || strings.ContainsAny(name, "/\\") || name == "." || name == ".." {
+		return "", false
+	}
+	for _, d := range searchDirs() {
+		f := filepath.Join(d, name+".toml")
+		if fi, err := os.Stat(f); err == nil && fi.Mode().IsRegular() {
+			return f, true
+		}
+	}
+	return "", false
+}
+
+// List returns the names of the datasets found by name, sorted: the
+// built-in ones and those in the search directories ($PIKIT_DATASETS,
+// ./datasets).
+func List() []string {
 	var names []string
-	for _, e := range entries {
-		if n, ok := strings.CutSuffix(e.Name(), ".toml"); ok {
-			names = append(names, n)
+	if entries, err := builtin.ReadDir("data"); err == nil {
+		for _, e := range entries {
+			if n, ok := strings.CutSuffix(e.Name(), ".toml"); ok {
+				names = append(names, n)
+			}
+		}
+	}
+	for _, d := range searchDirs() {
+		entries, err := os.ReadDir(d)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			if n, ok := strings.CutSuffix(e.Name(), ".toml"); ok && e.Type().IsRegular() {
+				names = append(names, n)
+			}
 		}
 	}
 	sort.Strings(names)
-	return names
+	return slices.Compact(names)
 }
 
-// Load loads a built-in dataset by name. An unknown name is an error
-// wrapping ErrUnknown that lists the known names.
+// Load loads a dataset by name: NAME.toml of the first search directory
+// that has one ($PIKIT_DATASETS, then ./datasets), else the built-in one.
+// An unknown name is an error wrapping ErrUnknown that lists the known
+// names.
 func Load(name string) (*Dataset, error) {
+	if f, ok := findFile(name); ok {
+		return LoadFile(f)
+	}
 	data, err := builtin.ReadFile(path.Join("data", name+".toml"))
 	if err != nil || strings.ContainsAny(name, "/\\") {
 		known := List()
-		return nil, fmt.Errorf("%w %q%s; built-in datasets: %s", ErrUnknown, name, suggest.Hint(name, known), strings.Join(known, ", "))
+		return nil, fmt.Errorf("%w %q%s; datasets: %s (built in, or NAME.toml in $%s or ./datasets)", ErrUnknown, name, suggest.Hint(name, known), strings.Join(known, ", "), SearchEnv)
 	}
 	return Parse("builtin/"+name+".toml", data)
 }
 
-// Source returns the TOML text of a built-in dataset, as its file holds
-// it (for tools that copy part of it, such as its [scenarios] tables).
+// Source returns the TOML text of a dataset found by name, as its file
+// holds it (for tools that copy part of it, such as its [scenarios]
+// tables).
 func Source(name string) ([]byte, error) {
 	if _, err := Load(name); err != nil {
 		return nil, err
+	}
+	if f, ok := findFile(name); ok {
+		return matrix.ReadFileMax(f, matrix.DefaultMaxFileBytes)
 	}
 	return builtin.ReadFile(path.Join("data", name+".toml"))
 }

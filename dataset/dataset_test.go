@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -257,5 +258,46 @@ func TestSource(t *testing.T) {
 	}
 	if _, err := Source("../data/injecagent"); !errors.Is(err, ErrUnknown) {
 		t.Errorf("a path is not a built-in name: %v", err)
+	}
+}
+
+// TestFindByName: a dataset file in ./datasets or in a directory of
+// $PIKIT_DATASETS is found by its name, as the Python pikit finds the files
+// of its datasets/ directory, and listed; the search directories come
+// before the built-in datasets; a name is never a path.
+func TestFindByName(t *testing.T) {
+	src, err := Source("direct_injection")
+	if err != nil {
+		t.Fatal(err)
+	}
+	work, extra := t.TempDir(), t.TempDir()
+	t.Chdir(work)
+	if err := os.MkdirAll("datasets", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mine := strings.Replace(string(src), `name = "direct_injection"`, `name = "mine"`, 1)
+	if err := os.WriteFile(filepath.Join("datasets", "mine.toml"), []byte(mine), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(extra, "theirs.toml"), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(SearchEnv, extra)
+	for _, name := range []string{"mine", "theirs", "direct_injection"} {
+		d, err := Load(name)
+		if err != nil || len(d.Cases) == 0 {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if d, _ := Load("mine"); d.Path != filepath.Join("datasets", "mine.toml") {
+		t.Errorf("mine came from %s", d.Path)
+	}
+	if names := List(); !slices.Contains(names, "mine") || !slices.Contains(names, "theirs") || !slices.Contains(names, "injecagent") {
+		t.Errorf("List() = %v", names)
+	}
+	for _, bad := range []string{"../mine", "datasets/mine", "nosuch"} {
+		if _, err := Load(bad); err == nil || !errors.Is(err, ErrUnknown) {
+			t.Errorf("Load(%q): %v", bad, err)
+		}
 	}
 }

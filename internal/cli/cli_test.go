@@ -56,7 +56,7 @@ func TestDatasetShow(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.out, "ii-001") || !strings.Contains(r.out, "email") {
 		t.Fatalf("%+v", r)
 	}
-	if r := run(t, "dataset", "show", "nosuch"); r.code != ExitUsage || !strings.Contains(r.err, "built-in datasets") {
+	if r := run(t, "dataset", "show", "nosuch"); r.code != ExitUsage || !strings.Contains(r.err, "datasets: agentdojo, direct_injection") {
 		t.Errorf("unknown dataset: %+v", r)
 	}
 }
