@@ -121,8 +121,25 @@ func TestFilesRoundTrip(t *testing.T) {
 			w.Close()
 		}
 	}
-	if _, err := Create(filepath.Join(dir, "x.xml"), false); err == nil || !strings.Contains(err.Error(), ".jsonl") {
-		t.Errorf("unknown extension: %v", err)
+	// An extension pikit has no format of is JSON, as the Python pikit
+	// writes it, and reads back as JSON.
+	xml := filepath.Join(dir, "x.xml")
+	w, err := Create(xml, false)
+	if err != nil {
+		t.Fatalf("unknown extension: %v", err)
+	}
+	if err := w.Write(matrix.Result{Key: "k", Attack: "naive", Outcome: "refused"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(xml); !strings.HasPrefix(strings.TrimSpace(string(b)), "[") {
+		t.Errorf("x.xml is not JSON: %s", b)
+	}
+	n := 0
+	if err := ScanFile(xml, func(*Record) error { n++; return nil }); err != nil || n != 1 {
+		t.Errorf("x.xml read back: %d results, %v", n, err)
 	}
 }
 

@@ -93,7 +93,9 @@ func InputFormatOf(path string) (string, error) {
 			return f, nil
 		}
 	}
-	return "", fmt.Errorf("%s: unknown results format %q; use one of %s (\"-\" reads JSONL from standard input)", path, ext, strings.Join(InputFormats, ", "))
+	// What pikit writes for an extension it has no format of, as the
+	// Python pikit does: JSON.
+	return ".json", nil
 }
 
 // ScanFile reads a results file, its format chosen by extension ("-" is

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -27,8 +28,10 @@ var ErrExists = errors.New("output file exists")
 // Formats lists the output formats by extension.
 var Formats = []string{".jsonl", ".json", ".csv"}
 
-// FormatOf returns the format of a path from its extension, or an error
-// naming the supported ones.
+// FormatOf returns the format of a path from its extension: JSON for an
+// extension pikit has no format of, as the Python pikit writes it (see
+// KnownFormat). The error is kept for callers that check it; there is
+// none today.
 func FormatOf(path string) (string, error) {
 	ext := strings.ToLower(filepath.Ext(path))
 	for _, f := range Formats {
@@ -36,7 +39,12 @@ func FormatOf(path string) (string, error) {
 			return f, nil
 		}
 	}
-	return "", fmt.Errorf("%s: unknown output format %q; use one of %s", path, ext, strings.Join(Formats, ", "))
+	return ".json", nil
+}
+
+// KnownFormat reports whether a path's extension names one of Formats.
+func KnownFormat(path string) bool {
+	return slices.Contains(Formats, strings.ToLower(filepath.Ext(path)))
 }
 
 // Create opens an output file, its format chosen by extension. An existing

@@ -68,7 +68,7 @@ func TestReportRejectsNonResults(t *testing.T) {
 		{"other.json", "[\n  {\"name\": \"x\"}\n]\n", "other.json:2:"},
 		{"object.json", `{"attack":"naive","outcome":"refused"}`, "object.json:1: want a JSON array"},
 		{"other.csv", "name,value\nx,1\n", `other.csv:1: not a pikit results CSV`},
-		{"notes.txt", "hello\n", "unknown results format"},
+		{"notes.txt", "hello\n", "notes.txt:1: want a JSON array"},
 	}
 	for _, f := range files {
 		path := writeFile(t, dir, f.name, f.body)

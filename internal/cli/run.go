@@ -125,7 +125,7 @@ func (o *runOptions) addFlags(cmd *cobra.Command, batch bool, skip ...string) {
 	f.StringSliceVar(&o.Attacks, "attacks", nil, "attacks to use instead of the config's, comma-separated")
 	f.StringSliceVar(&o.Defenses, "defenses", nil, "defenses and detectors to use instead of the config's, comma-separated")
 	f.StringVar(&o.AdaptiveOptions, "adaptive-options", "", `options of the adaptive attack as a JSON object, over the config's, e.g. '{"strategy": "best_of_n", "max_rounds": 20}' (pikit list attacks shows them)`)
-	f.StringVarP(&o.Output, "output", "o", "", "write results to `FILE` (.jsonl, .json or .csv); without it, a summary table goes to stdout")
+	f.StringVarP(&o.Output, "output", "o", "", "write results to `FILE` (.jsonl, .json or .csv; any other extension is JSON, as in the Python pikit); without it, a summary table goes to stdout")
 	f.BoolVar(&o.Force, "force", false, "overwrite an existing output file")
 	f.IntVarP(&o.Concurrency, "concurrency", "j", matrix.DefaultConcurrency, "cells run at once")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the plan and every endpoint it would contact, and send nothing")
@@ -224,10 +224,8 @@ func (o *runOptions) complete(cmd *cobra.Command) error {
 	if cmd.Flags().Changed("max-output-tokens") && (o.MaxOutputTokens < 1 || o.MaxOutputTokens > math.MaxInt32) {
 		return usage(fmt.Errorf("--max-output-tokens: want a positive number of tokens per reply (at most %d), got %d (--max-tokens is the run's token budget)", math.MaxInt32, o.MaxOutputTokens))
 	}
-	if o.Output != "" {
-		if _, err := report.FormatOf(o.Output); err != nil {
-			return usage(err)
-		}
+	if o.Output != "" && !report.KnownFormat(o.Output) {
+		fmt.Fprintf(cmd.ErrOrStderr(), "pikit: %s: writing JSON, as the Python pikit does for an extension it has no format of (.jsonl, .json and .csv name one)\n", termsafe.Line(o.Output))
 	}
 	if o.CSVRaw && !strings.HasSuffix(strings.ToLower(o.Output), ".csv") {
 		return usage(errors.New("--csv-raw applies only with --output FILE.csv"))
