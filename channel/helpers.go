@@ -2,6 +2,7 @@ package channel
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -263,4 +264,22 @@ func addToField(text string, isHeader func(string) bool, label, after, sep, valu
 		out = strings.ReplaceAll(out, "\n", "\r\n")
 	}
 	return out
+}
+
+// methodAsField rewrites the Python pikit's options of a channel whose
+// method names the field a payload is appended to (skills' description,
+// body or instructions) into pikit's: method inline, with that field.
+func methodAsField(fields ...string) func(map[string]any) (map[string]any, error) {
+	return func(kwargs map[string]any) (map[string]any, error) {
+		m, ok := kwargs["method"].(string)
+		if !ok || !slices.Contains(fields, m) {
+			return kwargs, nil
+		}
+		if f, set := kwargs["field"]; set && f != m {
+			return nil, fmt.Errorf("method %q (the Python pikit's name of field %q) and field %v disagree: give field alone", m, m, f)
+		}
+		out := maps.Clone(kwargs)
+		out["method"], out["field"] = "inline", m
+		return out, nil
+	}
 }

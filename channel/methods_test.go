@@ -202,3 +202,43 @@ func TestPDFReadFile(t *testing.T) {
 		t.Error("no error for a missing file")
 	}
 }
+
+// TestPythonMethodNames: the Python pikit's method values of skills,
+// transaction_record and translation name the field the payload goes to;
+// they are pikit's method inline with that field, and a field that says
+// otherwise is an error.
+func TestPythonMethodNames(t *testing.T) {
+	for _, c := range []struct{ channel, field, sample string }{
+		{"skills", "body", "---\nname: x\ndescription: d\n---\n\n# X\n\n## Instructions\n\n1. Do it.\n"},
+		{"skills", "instructions", "---\nname: x\ndescription: d\n---\n\n# X\n\n## Instructions\n\n1. Do it.\n"},
+		{"transaction_record", "merchant", ""},
+		{"translation", "source", ""},
+	} {
+		python, err := New(c.channel, map[string]any{"method": c.field}, 1)
+		if err != nil {
+			t.Fatalf("%s method=%s: %v", c.channel, c.field, err)
+		}
+		ours, err := New(c.channel, map[string]any{"method": "inline", "field": c.field}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data := c.sample
+		if data == "" {
+			if s, ok := python.(Sampler); ok {
+				data = s.Sample()
+			}
+		}
+		a, errA := python.Taint(data, "PAYLOAD-1")
+		b, errB := ours.Taint(data, "PAYLOAD-1")
+		if errA != nil || errB != nil || a != b || !strings.Contains(a, "PAYLOAD-1") {
+			t.Errorf("%s method=%s: %q (%v), want pikit's field %s: %q (%v)", c.channel, c.field, a, errA, c.field, b, errB)
+		}
+	}
+	if _, err := New("skills", map[string]any{"method": "body", "field": "description"}, 1); err == nil || !strings.Contains(err.Error(), "disagree") {
+		t.Errorf("method body with field description: %v", err)
+	}
+	// pikit's own method values are untouched.
+	if _, err := New("skills", map[string]any{"method": "frontmatter"}, 1); err != nil {
+		t.Errorf("method frontmatter: %v", err)
+	}
+}

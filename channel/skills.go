@@ -12,7 +12,9 @@ import (
 
 func init() {
 	register(method.Info{
-		Name:        "skills",
+		Name: "skills",
+		// The Python pikit names the field in method.
+		Normalize:   methodAsField("description", "body", "instructions"),
 		Description: "hides the payload in an Agent Skill (SKILL.md): its front-matter description, its instructions or its body, a front-matter key of its own, an HTML comment, or a comment in a bundled script",
 		Options: []method.Option{{
 			Name: "method",

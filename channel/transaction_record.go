@@ -10,7 +10,9 @@ import (
 
 func init() {
 	register(method.Info{
-		Name:        "transaction_record",
+		Name: "transaction_record",
+		// The Python pikit names the field in method.
+		Normalize:   methodAsField("description", "merchant", "memo"),
 		Description: "hides the payload in a bank statement: a transaction's description, memo or merchant, a new transaction, or a notice from the bank",
 		Options: []method.Option{{
 			Name:    "method",

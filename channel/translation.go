@@ -11,7 +11,9 @@ import (
 
 func init() {
 	register(method.Info{
-		Name:        "translation",
+		Name: "translation",
+		// The Python pikit names the field in method.
+		Normalize:   methodAsField("source", "translation", "note"),
 		Description: "hides the payload in a bilingual translation job: a segment's source text, its translator note or its translation, a glossary entry, or a new segment to translate",
 		Options: []method.Option{{
 			Name:    "method",

@@ -18,6 +18,11 @@ type Info struct {
 	Name        string   `json:"name"`
 	Description string   `json:"description"`
 	Options     []Option `json:"options,omitempty"`
+	// Normalize, when set, rewrites options given under other names into
+	// the method's own before they are checked (the Python pikit's names
+	// of the same choices); it returns kwargs unchanged when there is
+	// nothing to rewrite.
+	Normalize func(kwargs map[string]any) (map[string]any, error) `json:"-"`
 }
 
 // Option describes one option of a method. Default fixes the option's type:
@@ -226,6 +231,12 @@ func (r *Registry[T]) New(name string, kwargs map[string]any, seed int64) (T, er
 	r.mu.RUnlock()
 	if !ok {
 		return zero, &UnknownError{Kind: r.kind, Name: name, Known: r.Names()}
+	}
+	if e.info.Normalize != nil {
+		var err error
+		if kwargs, err = e.info.Normalize(kwargs); err != nil {
+			return zero, fmt.Errorf("%s %s: %w", r.kind, name, err)
+		}
 	}
 	values, set, err := resolve(r.kind, e.info, kwargs)
 	if err != nil {
