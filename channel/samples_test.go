@@ -86,3 +86,18 @@ func wantLines(t *testing.T, s, sub string, n int) {
 		t.Errorf("%d lines hold %q, want at least %d", got, sub, n)
 	}
 }
+
+// TestPythonSampleNames: every data_sample name the Python pikit's run
+// command knows is one of pikit's samples.
+func TestPythonSampleNames(t *testing.T) {
+	for _, name := range []string{
+		"webpage", "email", "document", "code", "skill", "json", "csv", "pdf_metadata", "log", "email_full",
+		"calendar", "config", "translation", "spreadsheet", "channel_messages", "dm_history", "thread", "events",
+		"event_details", "balance", "transactions", "account_info", "flight_search", "hotel_search",
+		"flight_details", "hotel_details", "feed", "post_details", "notifications",
+	} {
+		if s, ok := LookupSample(name); !ok || len(s) < 100 {
+			t.Errorf("data_sample %q: not a sample of pikit's (%d bytes)", name, len(s))
+		}
+	}
+}
