@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -101,8 +102,8 @@ func Expand(cfg Config) (*Grid, error) {
 	c := &cfg
 	g := &Grid{cfg: c, repeats: c.Repeats, prefix: configKey(c)}
 	g.attacks = entries(axis(c.Attacks, c.attacksSet || len(c.AttackSpecs) == 0, c.AttackSpecs, attack.AttackNames))
-	g.defenses = entries(axis(c.Defenses, c.defensesSet || len(c.DefenseSpecs) == 0, c.DefenseSpecs, defense.AllNames))
-	channels := axis(c.Channels, c.channelsSet || len(c.ChannelSpecs) == 0, c.ChannelSpecs, channel.Names)
+	g.defenses = entries(axis(c.Defenses, c.defensesSet || len(c.DefenseSpecs) == 0, c.DefenseSpecs, defense.Registry.Names))
+	channels := axis(c.Channels, c.channelsSet || len(c.ChannelSpecs) == 0, c.ChannelSpecs, wildcardChannels)
 	agents := expand(c.Agents, c.AgentNames)
 	if c.Driven != "" {
 		// One external agent, whatever agents says; every channel as given.
@@ -230,6 +231,14 @@ func appendUnique(list []Spec, s Spec) []Spec {
 		}
 	}
 	return append(list, s)
+}
+
+// wildcardChannels are the channels "*" names: every one but raw, which
+// only delivers the payload as it is, as the Python pikit's "*" (it has no
+// raw channel). Defenses' "*" is no defense and every prompt defense, as
+// there: detectors are named one by one.
+func wildcardChannels() []string {
+	return slices.DeleteFunc(channel.Names(), func(n string) bool { return n == "raw" })
 }
 
 // expand replaces "*" by every registered name.

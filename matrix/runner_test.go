@@ -367,3 +367,37 @@ labels = { setting = "enhanced", level = 3 }`
 		t.Error("labels changed the cell's key")
 	}
 }
+
+// TestWildcardIsPythons: "*" names what the Python pikit 0.5.0's "*"
+// does: its 13 attacks (not none, fixed or adaptive), no defense and its 9
+// prompt defenses (detectors are named one by one), its 16 channels (not
+// raw) and its 12 agents, of which chat, which only takes direct
+// injection, plans no cell when channels are named, as there.
+func TestWildcardIsPythons(t *testing.T) {
+	cells := plan(t, `attacks = ["*"]
+defenses = ["*"]
+channels = ["*"]
+agents = ["*"]`)
+	seen := map[string]map[string]bool{"attack": {}, "defense": {}, "channel": {}, "agent": {}}
+	for _, c := range cells {
+		seen["attack"][c.Attack.Name] = true
+		seen["defense"][c.Defense.Name] = true
+		seen["agent"][c.Agent] = true
+		if !c.Direct() {
+			seen["channel"][c.Channel.Name] = true
+		}
+	}
+	for axis, want := range map[string]int{"attack": 13, "defense": 10, "channel": 16, "agent": 11} {
+		if len(seen[axis]) != want {
+			t.Errorf("%s: %d names %v, want %d as in the Python pikit", axis, len(seen[axis]), seen[axis], want)
+		}
+	}
+	for _, not := range []string{"raw", "pattern", "none"} {
+		if seen["channel"][not] || (not != "none" && seen["defense"][not]) {
+			t.Errorf("%q is in the wildcard's set", not)
+		}
+	}
+	if !seen["defense"]["none"] {
+		t.Error("no defense is not in the wildcard's set")
+	}
+}
