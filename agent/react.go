@@ -113,22 +113,26 @@ func parseReAct(reply string, id string) (call *target.ToolCall, final string) {
 	return nil, ""
 }
 
-// reactJSON is the longest {...} span of an action's input that is one
-// JSON object, else the input as written.
+// reactJSON is the JSON object an action's input holds: the span from its
+// first '{' to its last '}' when that is one object, else the first whole
+// object from that '{' on; else the input as written. Two linear passes at
+// most, whatever the model wrote.
 func reactJSON(input string) string {
 	input = strings.TrimSpace(input)
 	if input == "" || strings.EqualFold(input, "None") || strings.EqualFold(input, "N/A") {
 		return "{}"
 	}
-	start := strings.IndexByte(input, '{')
-	for end := len(input); start >= 0 && end > start; end-- {
-		if input[end-1] != '}' {
-			continue
-		}
-		var obj map[string]any
-		if json.Unmarshal([]byte(input[start:end]), &obj) == nil {
-			return input[start:end]
-		}
+	start, end := strings.IndexByte(input, '{'), strings.LastIndexByte(input, '}')
+	if start < 0 || end < start {
+		return input
+	}
+	var obj map[string]any
+	if json.Unmarshal([]byte(input[start:end+1]), &obj) == nil {
+		return input[start : end+1]
+	}
+	dec := json.NewDecoder(strings.NewReader(input[start:]))
+	if dec.Decode(&obj) == nil {
+		return input[start : start+int(dec.InputOffset())]
 	}
 	return input
 }

@@ -3,6 +3,7 @@ package agent
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pikit-go/pikit/target"
 )
@@ -82,5 +83,19 @@ func TestReActRun(t *testing.T) {
 	}
 	if models != 2 || tr.Steps[2].Kind != StepModel || len(tr.Steps[2].ToolCalls) != 1 || tr.Steps[2].ToolCalls[0].Name != "send_email" {
 		t.Errorf("steps %+v", tr.Steps)
+	}
+}
+
+// TestParseReActHostile: a reply made of braces, as large as a model may
+// write, is read in time proportional to it.
+func TestParseReActHostile(t *testing.T) {
+	reply := "Action: send_email\nAction Input: {" + strings.Repeat("}", 1<<20)
+	start := time.Now()
+	call, _ := parseReAct(reply, "id")
+	if call == nil || call.Name != "send_email" {
+		t.Fatalf("call %+v", call)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("%v for a 1 MB reply", d)
 	}
 }
