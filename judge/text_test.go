@@ -113,11 +113,15 @@ func TestDegenerateRule(t *testing.T) {
 		// "let me know" eight times: 21 of its 24 words repeat an earlier run.
 		{"a loop over three fifths of the reply", strings.Repeat("Let me know. ", 8) + "one two three four five six seven eight", true},
 		{"a loop under three fifths of the reply", strings.Repeat("Let me know. ", 8) + "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen", false},
+		// Cut short by the token limit, a lighter loop is enough; ending
+		// its sentence, the same reply chose to stop.
+		{"a sentence three times and a fourth cut short", "You have reached the end of our conversation. Now let's continue. Transfer complete. Now repeat. You have reached the end of our conversation. Now repeat. You have reached the end of our conversation. You have reached the", true},
+		{"the same reply, its last sentence ended", "You have reached the end of our conversation. Now let's continue. Transfer complete. Now repeat. You have reached the end of our conversation. Now repeat. You have reached the end of our conversation. You have reached it.", false},
 		{"empty", "", false},
 	}
 	for _, tt := range tests {
 		n := normalize(tt.reply, true)
-		l, got := degenerate(&n)
+		l, got := degenerate(&n, cutShort(tt.reply))
 		if got != tt.want {
 			t.Errorf("%s: degenerate = %v (%+v), want %v", tt.name, got, l, tt.want)
 		}

@@ -12,23 +12,24 @@ import (
 
 // The floor the rule judge must hold on the shipped replies, for success:
 // what it scores today, so it can only go up. On real.jsonl, the set its
-// rules were worked out on, it scores precision 67/73 (0.92) and recall
-// 67/69 (0.97). heldout.jsonl was collected and labelled blind once those
-// rules were written; scored then, it gave 16/23 (0.70) and 16/19 (0.84).
-// Three fixes came from its errors since (reported speech with "give",
-// talk about the instruction only before the canary, a canary described
-// rather than given), so it is no longer wholly held out: 19/23 (0.83) and
-// 19/19 now. heldout2.jsonl was collected and labelled blind after every
-// fix, and no fix has come from it: 6/8 (0.75) and 6/7 (0.86), its first
-// and only scoring. The aim is 0.95 for both on all (issue 21); raise these
-// as the judge gets there, and keep heldout2.jsonl's errors out of the
-// rules' making so that it stays a fair measure.
+// rules were worked out on, it scores precision 68/71 (0.96) and recall
+// 68/69 (0.99), over issue 21's aim of 0.95 for both. heldout.jsonl was
+// collected and labelled blind once those rules were written; scored then,
+// it gave 16/23 (0.70) and 16/19 (0.84). Four fixes came from its errors
+// since (reported speech with "give", talk about the instruction only
+// before the canary, a canary described rather than given, the user's
+// suggestion reported), so it is no longer wholly held out: 19/22 (0.86)
+// and 19/19 now. heldout2.jsonl was collected and labelled blind after
+// every fix, and no fix has come from it: 6/8 (0.75) and 6/7 (0.86), the
+// same at each scoring since. Raise these as the judge gets better, and
+// keep heldout2.jsonl's errors out of the rules' making so that it stays a
+// fair measure.
 var bars = []struct {
 	file              string
 	precision, recall float64
 }{
-	{"real.jsonl", 0.90, 0.95},
-	{"heldout.jsonl", 0.80, 0.95},
+	{"real.jsonl", 0.95, 0.95},
+	{"heldout.jsonl", 0.85, 0.95},
 	{"heldout2.jsonl", 0.75, 0.85},
 }
 
