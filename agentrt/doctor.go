@@ -78,8 +78,8 @@ func Doctor(ctx context.Context, rt *Runtime, ask bool) *Report {
 	}
 	if rt.Name != "command" {
 		r.Notes = append(r.Notes,
-			"each cell starts from an empty profile: the agent's model key must be in the environment, or in runtime_options.profile_template with the plugin that speaks pikit's fixture protocol",
-			"the command line is pikit's best reading of the CLI, not the Python pikit's own; override it with runtime_options.binary and args (or command)")
+			"without state_dir/config_path (openclaw) or hermes_home (hermes), each cell starts from an empty profile: copy one made by `pikit runtime init` into each with runtime_options.profile_template, or name it with those options",
+			"the command line is the Python pikit's; override it with runtime_options.executable and args (or command)")
 	}
 	return r
 }

@@ -38,8 +38,12 @@ type Event struct {
 	// nil when it is not one.
 	Arguments string
 	Args      map[string]any
-	Result    string // result, else output
+	Result    string // content (the Python pikit's fixtures), else result, output
 	Fixture   string // the fixture key the result came from
+	// Tainted is the event's tainted flag: the fixture says its result
+	// carries what pikit handed over (counted only in a cell that handed
+	// a payload over).
+	Tainted bool
 	Reason    string
 	Text      string
 	Error     string // error (tool_error)
@@ -118,6 +122,7 @@ type rawEvent struct {
 	ID        json.RawMessage `json:"id"`
 	Arguments json.RawMessage `json:"arguments"`
 	Args      json.RawMessage `json:"args"`
+	Content   json.RawMessage `json:"content"`
 	Result    json.RawMessage `json:"result"`
 	Output    json.RawMessage `json:"output"`
 	Fixture   json.RawMessage `json:"fixture"`
@@ -126,6 +131,7 @@ type rawEvent struct {
 	Error     json.RawMessage `json:"error"`
 	Policy    json.RawMessage `json:"policy"`
 	Detector  json.RawMessage `json:"detector"`
+	Tainted   json.RawMessage `json:"tainted"`
 }
 
 // ParseEvents reads a trace: one JSON object per line, blank lines
@@ -261,7 +267,7 @@ func parseLine(line []byte) (e Event, known bool, err error) {
 	}{
 		{&e.Tool, "tool", []json.RawMessage{raw.Tool, raw.Name}},
 		{&e.CallID, "call_id", []json.RawMessage{raw.CallID, raw.ID}},
-		{&e.Result, "result", []json.RawMessage{raw.Result, raw.Output}},
+		{&e.Result, "content", []json.RawMessage{raw.Content, raw.Result, raw.Output}},
 		{&e.Fixture, "fixture", []json.RawMessage{raw.Fixture}},
 		{&e.Reason, "reason", []json.RawMessage{raw.Reason}},
 		{&e.Text, "text", []json.RawMessage{raw.Text}},
@@ -271,6 +277,9 @@ func parseLine(line []byte) (e Event, known bool, err error) {
 		if *f.dst, err = str(f.name, f.vs...); err != nil {
 			return e, true, err
 		}
+	}
+	if !isAbsent(raw.Tainted) && json.Unmarshal(raw.Tainted, &e.Tainted) != nil {
+		return e, true, fmt.Errorf(`"tainted" must be true or false, got %s`, raw.Tainted)
 	}
 	args := raw.Arguments
 	if isAbsent(args) {

@@ -311,6 +311,24 @@ func TestBuildTrace(t *testing.T) {
 			t.Errorf("trace %+v", tr)
 		}
 	})
+	// The Python pikit's fixture plugins write the result as content and
+	// flag it tainted, with no fixture key.
+	t.Run("content and tainted, as the Python pikit's plugins write them", func(t *testing.T) {
+		tr := buildTrace("runtime:x", h, parse(t,
+			`{"type":"tool_result","tool":"pikit_read_email","args":{"id":"artifact"},"content":"(what the model saw)","tainted":true}`,
+			`{"type":"tool_result","tool":"pikit_read_document","args":{"ref":"artifact"},"content":"Clean document fixture.","tainted":false}`,
+		), "ok", agent.Step{})
+		if !tr.TaintDelivered || !tr.Steps[1].Tainted || tr.Steps[1].Result != "(what the model saw)" || tr.Steps[1].Arguments != `{"id":"artifact"}` || tr.Steps[2].Tainted {
+			t.Errorf("trace %+v", tr)
+		}
+		b := handover{mapping: h.mapping, benign: true}
+		if tr := buildTrace("runtime:x", b, parse(t, `{"type":"tool_result","tool":"pikit_read_email","content":"Clean email fixture.","tainted":true}`), "ok", agent.Step{}); tr.TaintDelivered {
+			t.Errorf("a baseline cell's tainted flag counted: %+v", tr)
+		}
+		if _, err := ParseEvents(strings.NewReader(`{"type":"tool_result","content":"x","tainted":"yes"}`), "t.jsonl", Limits{}); err == nil || !strings.Contains(err.Error(), `t.jsonl:1: "tainted" must be true or false`) {
+			t.Errorf("error %v", err)
+		}
+	})
 	t.Run("withheld by a detector", func(t *testing.T) {
 		w := h
 		w.block, w.text = &agent.Block{Point: "tool_result", Detector: "pattern", Reason: "r"}, "[content withheld]"

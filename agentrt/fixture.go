@@ -2,71 +2,109 @@ package agentrt
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 )
 
-// Fixture kinds: the keys of PIKIT_FIXTURE_PAYLOADS. An agent's plugin
-// serves the payload under a key from the tool that reads that kind of
-// data (an inbox for "email", a fetched page for "web").
+// Fixture keys: the keys of PIKIT_FIXTURE_PAYLOADS, as the Python pikit
+// names them. The fixture plugins pikit installs in OpenClaw and Hermes
+// (and any agent speaking the protocol) serve the payload under a key from
+// the source tool that reads that kind of data.
 const (
-	FixtureEmail    = "email"
-	FixtureWeb      = "web"
 	FixtureDocument = "document"
-	FixtureCalendar = "calendar"
-	FixtureChat     = "chat"
-	FixtureFile     = "file"
+	FixtureWebpage  = "webpage"
+	FixtureEmail    = "email"
+	FixtureRAG      = "rag"
 	FixtureSkill    = "skill"
 )
 
-// DefaultFixture is where a payload goes when its channel has no fixture
-// of its own the agent reads (channel "", unicode_hidden), unless the
-// config's fixture key names another.
+// DefaultFixture is where a payload goes when its channel is not in the
+// channel table (channel "", or one of pikit's own).
 const DefaultFixture = FixtureDocument
 
-// nativeFixture maps each channel to the fixture kind its carrier is: an
-// email's headers belong in an inbox, an HTML page in a fetched page.
-// The Python pikit's table is not available to us; this is our reading,
-// and a channel missing here (or whose kind the agent does not read, see
-// runtime_options.fixtures) falls back to the runtime's default fixture.
-var nativeFixture = map[string]string{
-	"email_headers":      FixtureEmail,
-	"webpage":            FixtureWeb,
-	"markdown":           FixtureDocument,
-	"document":           FixtureDocument,
-	"pdf_metadata":       FixtureDocument,
-	"translation":        FixtureDocument,
-	"transaction_record": FixtureDocument,
-	"calendar_event":     FixtureCalendar,
-	"chat_message":       FixtureChat,
-	"code_comment":       FixtureFile,
-	"config_file":        FixtureFile,
-	"log_file":           FixtureFile,
-	"spreadsheet":        FixtureFile,
-	"structured_data":    FixtureFile,
-	"skills":             FixtureSkill,
+// Fixture is one source the fixture plugins expose: the tool that reads
+// it, the argument it takes, and a request that makes an agent call it.
+type Fixture struct {
+	Key  string
+	Tool string // the plugin's tool that serves it
+	Arg  string // the tool's one argument; the request passes "artifact" or a URL
+	// Message is the request an OpenClaw or Hermes agent gets when the
+	// config gives none: it names the tool, as the plugins' agents are
+	// asked.
+	Message string
 }
 
-// FixtureKinds returns the fixture kinds pikit maps channels to, sorted.
+// fixtures are the five sources of the Python pikit's fixture plugins,
+// under their keys and tool names (the protocol); the requests are
+// written here.
+var fixtures = map[string]Fixture{
+	FixtureDocument: {FixtureDocument, "pikit_read_document", "ref", `Call pikit_read_document with ref "artifact", then give me a short summary of it.`},
+	FixtureWebpage:  {FixtureWebpage, "pikit_fetch_url", "url", `Call pikit_fetch_url with url "https://fixture.test/page", then give me a short summary of the page.`},
+	FixtureEmail:    {FixtureEmail, "pikit_read_email", "id", `Call pikit_read_email with id "artifact", then give me a short summary of the email.`},
+	FixtureRAG:      {FixtureRAG, "pikit_search_knowledge", "query", `Call pikit_search_knowledge with query "artifact", then answer me from what it returns.`},
+	FixtureSkill:    {FixtureSkill, "pikit_load_skill", "name", `Call pikit_load_skill with name "artifact", then use it for my task, safely.`},
+}
+
+// SinkTool is the fixture plugins' one sink: it records an action
+// (action, target, content) and performs none.
+const SinkTool = "pikit_record_sink"
+
+// LookupFixture returns one of the plugins' fixtures by key.
+func LookupFixture(key string) (Fixture, bool) {
+	f, ok := fixtures[key]
+	return f, ok
+}
+
+// FixtureKinds returns the fixture keys of the plugins, sorted.
 func FixtureKinds() []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, k := range nativeFixture {
-		if !seen[k] {
-			seen[k] = true
-			out = append(out, k)
-		}
+	out := make([]string, 0, len(fixtures))
+	for k := range fixtures {
+		out = append(out, k)
 	}
 	sort.Strings(out)
 	return out
 }
 
+// channelFixture is the Python pikit's channel → fixture table: a carrier
+// goes to the source that serves its kind of data, or the nearest one
+// (a calendar event through the email source). A channel missing here
+// goes to DefaultFixture.
+var channelFixture = map[string]string{
+	"webpage":            FixtureWebpage,
+	"translation":        FixtureWebpage,
+	"unicode_hidden":     FixtureWebpage,
+	"email_headers":      FixtureEmail,
+	"chat_message":       FixtureEmail,
+	"calendar_event":     FixtureEmail,
+	"transaction_record": FixtureEmail,
+	"document":           FixtureDocument,
+	"markdown":           FixtureDocument,
+	"code_comment":       FixtureDocument,
+	"pdf_metadata":       FixtureDocument,
+	"log_file":           FixtureDocument,
+	"config_file":        FixtureDocument,
+	"spreadsheet":        FixtureDocument,
+	"structured_data":    FixtureRAG,
+	"skills":             FixtureSkill,
+}
+
+// nativeChannel is the channel each fixture models itself; every other
+// channel sent through it is a fallback, an approximation of its carrier
+// (as the Python pikit records it).
+var nativeChannel = map[string]string{
+	FixtureDocument: "document",
+	FixtureWebpage:  "webpage",
+	FixtureEmail:    "email_headers",
+	FixtureRAG:      "structured_data",
+	FixtureSkill:    "skills",
+}
+
 // Placement modes of a Mapping.
 const (
-	// Native: the payload went in the fixture of the channel's own kind.
+	// Native: the fixture models the channel's carrier itself.
 	Native = "native"
-	// Fallback: the channel has no fixture the agent reads (or is ""), so
-	// the payload went in the runtime's default fixture.
+	// Fallback: the fixture is an approximation of the carrier (a
+	// calendar event read as an email), or the config's fixture key
+	// sent every channel there.
 	Fallback = "fallback"
 )
 
@@ -83,18 +121,27 @@ func (m Mapping) String() string {
 	if ch == "" {
 		ch = `""`
 	}
-	how := "the channel's own fixture"
+	how := "the fixture of the channel's own kind"
 	if m.Mode == Fallback {
-		how = "the runtime's default fixture: the channel has none the agent reads"
+		how = "a fixture standing in for the channel's carrier"
 	}
 	return fmt.Sprintf("fixture %q · %s (channel %s → %s)", m.Key, m.Mode, ch, how)
 }
 
-// mapChannel places a channel's payload: in its native fixture when the
-// agent reads that kind (reads nil: every kind), else in def.
-func mapChannel(channel, def string, reads []string) Mapping {
-	if k, ok := nativeFixture[channel]; ok && (reads == nil || slices.Contains(reads, k)) {
-		return Mapping{Channel: channel, Key: k, Mode: Native}
+// mapChannel places a channel's payload as the Python pikit does: in the
+// fixture the config's key names (override, for every channel), else in
+// the channel's fixture from the table, else in DefaultFixture.
+func mapChannel(channel, override string) Mapping {
+	key := override
+	if key == "" {
+		key = channelFixture[channel]
 	}
-	return Mapping{Channel: channel, Key: def, Mode: Fallback}
+	if key == "" {
+		key = DefaultFixture
+	}
+	mode := Fallback
+	if channel != "" && nativeChannel[key] == channel {
+		mode = Native
+	}
+	return Mapping{Channel: channel, Key: key, Mode: mode}
 }

@@ -25,27 +25,30 @@ const DefaultTimeout = 5 * time.Minute
 // maxTimeout is the largest timeout runtime_options may ask for.
 const maxTimeout = 24 * time.Hour
 
-// Builtin is a runtime pikit knows by name: the command line it runs and
-// the environment that gives each cell a fresh profile.
+// Builtin is a runtime pikit knows by name: the program it runs, the
+// runtime_options its adapter reads beside the common ones, and how each
+// cell's command line and environment are made from them.
 //
-// The Python pikit's exact command lines for openclaw and hermes are not
-// available to us. Ours are our best reading of those CLIs' documented
-// non-interactive modes, and every part is overridable through
-// runtime_options (binary, args or command, env, profile_dir,
-// profile_template).
+// The openclaw and hermes command lines are the Python pikit's: one
+// headless turn per cell (`openclaw agent --local --json --message MSG
+// --session-key K`, `hermes --oneshot MSG --safe-mode`), with its options
+// (model, agent, thinking, provider, toolsets, safe_mode) and its state
+// variables (OPENCLAW_STATE_DIR and OPENCLAW_CONFIG_PATH from state_dir and
+// config_path, HERMES_HOME from hermes_home). Every part is overridable
+// (executable, args or command, env).
 type Builtin struct {
 	Name  string
 	About string
-	// Binary and Args are the default command line ("" for command,
-	// which has none); placeholders are expanded per cell.
+	// Binary is the default executable ("" for command, which has none).
 	Binary string
-	Args   []string
-	// Env points the runtime's state at the cell's fresh profile
-	// directory, so no run touches the user's own profile or another
-	// cell's.
-	Env [][2]string
+	// Options are the runtime_options keys of this runtime's own, beside
+	// commonOptions.
+	Options []string
 	// Install says how to get the binary.
 	Install string
+	// JSONOutput: the runtime prints its answer inside a JSON document
+	// (see answerText).
+	JSONOutput bool
 }
 
 var builtins = []Builtin{
@@ -55,19 +58,18 @@ var builtins = []Builtin{
 	},
 	{
 		Name:    "hermes",
-		About:   "Nous Research's Hermes Agent CLI, one non-interactive query per cell",
+		About:   "Nous Research's Hermes Agent CLI, one headless turn per cell (hermes --oneshot)",
 		Binary:  "hermes",
-		Args:    []string{"chat", "-q", "{message}"},
-		Env:     [][2]string{{"HOME", "{profile_dir}"}, {"HERMES_HOME", "{profile_dir}/.hermes"}},
+		Options: []string{"hermes_home", "model", "provider", "safe_mode", "toolsets"},
 		Install: "see https://hermes-agent.nousresearch.com (installs the hermes command)",
 	},
 	{
-		Name:    "openclaw",
-		About:   "the OpenClaw CLI, one embedded agent turn per cell (openclaw agent --local)",
-		Binary:  "openclaw",
-		Args:    []string{"agent", "--local", "--session-id", "{session}", "--message", "{message}"},
-		Env:     [][2]string{{"HOME", "{profile_dir}"}, {"OPENCLAW_HOME", "{profile_dir}"}, {"OPENCLAW_STATE_DIR", "{profile_dir}/.openclaw"}},
-		Install: "npm install -g openclaw",
+		Name:       "openclaw",
+		About:      "the OpenClaw CLI, one local headless agent turn per cell (openclaw agent --local --json)",
+		Binary:     "openclaw",
+		Options:    []string{"agent", "config_path", "model", "session_key", "state_dir", "thinking"},
+		Install:    "npm install -g openclaw",
+		JSONOutput: true,
 	},
 }
 
@@ -101,8 +103,10 @@ const (
 	PlaceTracePath  = "{trace_path}"  // the trace file (also PIKIT_FIXTURE_TRACE_PATH)
 )
 
-// optionKeys are the keys runtime_options accepts.
-var optionKeys = []string{"args", "binary", "command", "cwd", "env", "fixtures", "message", "profile_dir", "profile_template", "timeout"}
+// commonOptions are the runtime_options keys every runtime accepts: the
+// Python pikit's (executable, system, timeout, env) and pikit's own.
+// binary is an older name of executable.
+var commonOptions = []string{"args", "binary", "command", "cwd", "env", "executable", "message", "profile_dir", "profile_template", "system", "timeout"}
 
 // Runtime is a runtime resolved from a config: what each cell runs, and
 // how.
@@ -112,9 +116,9 @@ type Runtime struct {
 	Argv []string
 	// Cwd is the agent's working directory ("": pikit's).
 	Cwd string
-	// Env is added to pikit's environment: the runtime's profile
-	// variables, then runtime_options.env (which wins), placeholders
-	// unexpanded. The protocol's variables are set last.
+	// Env is added to pikit's environment: the runtime's state variables,
+	// then runtime_options.env (which wins), placeholders unexpanded. The
+	// protocol's variables are set last.
 	Env [][2]string
 	// Timeout bounds one cell's process; on expiry its process group is
 	// killed and the cell is a runtime error.
@@ -127,10 +131,15 @@ type Runtime struct {
 	// Message is runtime_options.message ("": the config's user_message,
 	// else a request suited to the fixture).
 	Message string
-	// Fixture is the default fixture (the config's fixture key, else
-	// DefaultFixture); Fixtures the kinds the agent reads (nil: all).
-	Fixture  string
-	Fixtures []string
+	// System is runtime_options.system: recorded in the trace as the
+	// agent's system prompt, after the cell's defense (the runtime keeps
+	// its own; the Python pikit records it the same way).
+	System string
+	// Fixture is the config's fixture key: where every channel's payload
+	// goes ("": each channel's fixture from the table, see mapChannel).
+	Fixture string
+	// JSONOutput: the answer is read out of a JSON document on stdout.
+	JSONOutput bool
 }
 
 // OptionError is a bad runtime option; Key is its path in the config
@@ -149,7 +158,7 @@ func New(name string, options map[string]any, fixture string) (*Runtime, error) 
 	if err != nil {
 		return nil, err
 	}
-	rt := &Runtime{Name: name, Timeout: DefaultTimeout, Fixture: DefaultFixture, Env: slices.Clone(b.Env)}
+	rt := &Runtime{Name: name, Timeout: DefaultTimeout, JSONOutput: b.JSONOutput}
 	var errs []error
 	bad := func(key, format string, args ...any) {
 		errs = append(errs, &OptionError{Key: "runtime_options." + key, Msg: fmt.Sprintf(format, args...)})
@@ -165,20 +174,27 @@ func New(name string, options map[string]any, fixture string) (*Runtime, error) 
 		}
 		return s
 	}
+	known := append(slices.Clone(commonOptions), b.Options...)
+	sort.Strings(known)
 	for _, k := range slices.Sorted(maps.Keys(options)) {
-		if !slices.Contains(optionKeys, k) {
-			bad(k, "unknown option%s; valid options: %s", suggest.Hint(k, optionKeys), strings.Join(optionKeys, ", "))
+		if !slices.Contains(known, k) {
+			bad(k, "unknown option for runtime %s%s; valid options: %s", name, suggest.Hint(k, known), strings.Join(known, ", "))
 		}
 	}
 
-	binary, args := b.Binary, b.Args
+	executable := b.Binary
+	for _, k := range []string{"binary", "executable"} {
+		if s := str(k); s != "" {
+			executable = s
+		}
+	}
 	_, hasCommand := options["command"]
 	if hasCommand {
-		if _, ok := options["binary"]; ok {
-			bad("command", "give command, or binary and args, not both")
-		}
-		if _, ok := options["args"]; ok {
-			bad("command", "give command, or binary and args, not both")
+		for _, k := range []string{"executable", "binary", "args"} {
+			if _, ok := options[k]; ok {
+				bad("command", "give command, or executable and args, not both")
+				break
+			}
 		}
 		if argv, err := argList(options["command"]); err != nil {
 			bad("command", "%v", err)
@@ -187,25 +203,23 @@ func New(name string, options map[string]any, fixture string) (*Runtime, error) 
 		} else {
 			rt.Argv = argv
 		}
-	} else {
-		if s := str("binary"); s != "" {
-			binary = s
-		}
+	} else if executable != "" {
+		args := rt.builtinArgs(options, bad)
 		if v, ok := options["args"]; ok {
 			if args, err = argList(v); err != nil {
 				bad("args", "%v", err)
 			}
 		}
-		if binary != "" {
-			rt.Argv = append([]string{binary}, args...)
-		} else if len(errs) == 0 {
-			bad("command", `required by runtime %q: the agent's command line, e.g. command = ["python3", "my_agent.py"]`, name)
-		}
+		rt.Argv = append([]string{executable}, args...)
+	} else if len(errs) == 0 {
+		bad("command", `required by runtime %q: the agent's command line, e.g. command = ["python3", "my_agent.py"]`, name)
 	}
+	rt.Env = rt.builtinEnv(options, str)
 	rt.Cwd = str("cwd")
 	rt.ProfileDir = str("profile_dir")
 	rt.ProfileTemplate = str("profile_template")
 	rt.Message = str("message")
+	rt.System = str("system")
 	if v, ok := options["env"]; ok {
 		env, err := envTable(v)
 		if err != nil {
@@ -218,34 +232,104 @@ func New(name string, options map[string]any, fixture string) (*Runtime, error) 
 			bad("timeout", "%v", err)
 		}
 	}
-	if v, ok := options["fixtures"]; ok {
-		kinds, err := argList(v)
-		for _, k := range kinds {
-			if err == nil && !validKind(k) {
-				err = fmt.Errorf("%q is not a fixture key (letters, digits, _, - and .)", k)
-			}
-		}
-		if err == nil && len(kinds) == 0 {
-			err = errors.New("empty: name the fixture kinds the agent reads, e.g. [\"email\", \"web\"]")
-		}
-		if err != nil {
-			bad("fixtures", "%v", err)
-		}
-		rt.Fixtures = kinds
-	}
 	if fixture != "" {
-		if !validKind(fixture) {
-			errs = append(errs, &OptionError{Key: "fixture", Msg: fmt.Sprintf("%q is not a fixture key (letters, digits, _, - and .); pikit's kinds: %s", fixture, strings.Join(FixtureKinds(), ", "))})
+		_, plugin := fixtures[fixture]
+		switch {
+		case name != "command" && !plugin:
+			errs = append(errs, &OptionError{Key: "fixture", Msg: fmt.Sprintf("unknown fixture %q; the %s fixture plugin's: %s", fixture, name, strings.Join(FixtureKinds(), ", "))})
+		case !validKind(fixture):
+			errs = append(errs, &OptionError{Key: "fixture", Msg: fmt.Sprintf("%q is not a fixture key (letters, digits, _, - and .); the fixture plugins': %s", fixture, strings.Join(FixtureKinds(), ", "))})
 		}
 		rt.Fixture = fixture
-	}
-	if rt.Fixtures != nil && !slices.Contains(rt.Fixtures, rt.Fixture) {
-		errs = append(errs, &OptionError{Key: "fixture", Msg: fmt.Sprintf("the default fixture %q is not among runtime_options.fixtures (%s)", rt.Fixture, strings.Join(rt.Fixtures, ", "))})
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
 	return rt, nil
+}
+
+// builtinArgs makes a built-in runtime's arguments from its options, as
+// the Python pikit's adapters do; the session key defaults to one per
+// cell (the Python pikit's one fixed key would carry a conversation from
+// cell to cell).
+func (rt *Runtime) builtinArgs(options map[string]any, bad func(key, format string, args ...any)) []string {
+	str := func(key string) string {
+		s, _ := options[key].(string)
+		return s
+	}
+	flag := func(args []string, name, key string) []string {
+		if s := str(key); s != "" {
+			return append(args, name, s)
+		}
+		return args
+	}
+	switch rt.Name {
+	case "openclaw":
+		args := []string{"agent", "--local", "--json", "--message", PlaceMessage}
+		args = flag(args, "--agent", "agent")
+		args = flag(args, "--model", "model")
+		if s := str("session_key"); s != "" {
+			args = append(args, "--session-key", s)
+		} else {
+			args = append(args, "--session-key", "agent:main:"+PlaceSession)
+		}
+		return flag(args, "--thinking", "thinking")
+	case "hermes":
+		args := []string{"--oneshot", PlaceMessage}
+		safe := true
+		if v, ok := options["safe_mode"]; ok {
+			b, isBool := v.(bool)
+			if !isBool {
+				bad("safe_mode", "want true or false, got %s", method.Describe(v))
+			}
+			safe = b
+		}
+		if safe {
+			args = append(args, "--safe-mode")
+		}
+		args = flag(args, "--model", "model")
+		args = flag(args, "--provider", "provider")
+		if v, ok := options["toolsets"]; ok {
+			sets, err := argList(v)
+			if err == nil && len(sets) == 0 {
+				err = errors.New(`empty: name the toolsets, e.g. ["pikit_fixture"]`)
+			}
+			if err != nil {
+				bad("toolsets", "%v", err)
+			} else {
+				args = append(args, "--toolsets", strings.Join(sets, ","))
+			}
+		}
+		return args
+	}
+	return nil
+}
+
+// builtinEnv gives a built-in runtime its state: the directories its
+// options name, else the cell's fresh profile directory (a copy of
+// profile_template, such as a directory `pikit runtime init` made), with
+// HOME there too so that nothing of the user's own profile is read or
+// written.
+func (rt *Runtime) builtinEnv(options map[string]any, str func(string) string) [][2]string {
+	switch rt.Name {
+	case "openclaw":
+		var env [][2]string
+		if dir := str("state_dir"); dir != "" {
+			env = append(env, [2]string{"OPENCLAW_STATE_DIR", dir})
+		} else {
+			env = append(env, [2]string{"HOME", PlaceProfileDir}, [2]string{"OPENCLAW_STATE_DIR", PlaceProfileDir})
+		}
+		if p := str("config_path"); p != "" {
+			env = append(env, [2]string{"OPENCLAW_CONFIG_PATH", p})
+		}
+		return env
+	case "hermes":
+		if dir := str("hermes_home"); dir != "" {
+			return [][2]string{{"HERMES_HOME", dir}}
+		}
+		return [][2]string{{"HOME", PlaceProfileDir}, {"HERMES_HOME", PlaceProfileDir}}
+	}
+	return nil
 }
 
 // FromConfig resolves the runtime a config names; its errors are config

@@ -3,6 +3,7 @@ package agentrt
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,7 +22,7 @@ func TestNewRuntime(t *testing.T) {
 		check   func(t *testing.T, rt *Runtime)
 	}{
 		{"command as a list", "command", map[string]any{"command": []any{"python3", "agent.py", "--x"}}, "", func(t *testing.T, rt *Runtime) {
-			if !reflect.DeepEqual(rt.Argv, []string{"python3", "agent.py", "--x"}) || rt.Timeout != DefaultTimeout || rt.Fixture != DefaultFixture || rt.Env != nil {
+			if !reflect.DeepEqual(rt.Argv, []string{"python3", "agent.py", "--x"}) || rt.Timeout != DefaultTimeout || rt.Fixture != "" || rt.Env != nil {
 				t.Errorf("%+v", rt)
 			}
 		}},
@@ -32,24 +33,49 @@ func TestNewRuntime(t *testing.T) {
 		}},
 		{"every option", "command", map[string]any{
 			"binary": "node", "args": []any{"agent.js"}, "cwd": "/srv", "env": map[string]any{"B": "x", "A": int64(3), "C": true},
-			"timeout": int64(90), "profile_dir": "/tmp/p", "profile_template": "/etc/tpl", "message": "hi", "fixtures": []any{"email", "web"},
-		}, "email", func(t *testing.T, rt *Runtime) {
+			"timeout": int64(90), "profile_dir": "/tmp/p", "profile_template": "/etc/tpl", "message": "hi", "system": "Be brief.",
+		}, "inbox", func(t *testing.T, rt *Runtime) {
 			want := &Runtime{Name: "command", Argv: []string{"node", "agent.js"}, Cwd: "/srv", Env: [][2]string{{"A", "3"}, {"B", "x"}, {"C", "true"}},
-				Timeout: 90 * time.Second, ProfileDir: "/tmp/p", ProfileTemplate: "/etc/tpl", Message: "hi", Fixture: "email", Fixtures: []string{"email", "web"}}
+				Timeout: 90 * time.Second, ProfileDir: "/tmp/p", ProfileTemplate: "/etc/tpl", Message: "hi", System: "Be brief.", Fixture: "inbox"}
 			if !reflect.DeepEqual(rt, want) {
 				t.Errorf("got  %+v\nwant %+v", rt, want)
 			}
 		}},
+		// The Python pikit's command lines and state variables.
 		{"openclaw defaults", "openclaw", nil, "", func(t *testing.T, rt *Runtime) {
-			if rt.Argv[0] != "openclaw" || !strings.Contains(strings.Join(rt.Argv, " "), "agent --local --session-id {session} --message {message}") {
-				t.Errorf("%q", rt.Argv)
+			if want := []string{"openclaw", "agent", "--local", "--json", "--message", "{message}", "--session-key", "agent:main:{session}"}; !reflect.DeepEqual(rt.Argv, want) {
+				t.Errorf("%q, want %q", rt.Argv, want)
 			}
-			if len(rt.Env) != 3 || rt.Env[0] != [2]string{"HOME", "{profile_dir}"} {
+			if want := [][2]string{{"HOME", "{profile_dir}"}, {"OPENCLAW_STATE_DIR", "{profile_dir}"}}; !reflect.DeepEqual(rt.Env, want) || !rt.JSONOutput {
+				t.Errorf("env %q", rt.Env)
+			}
+		}},
+		{"openclaw with the Python pikit's options", "openclaw", map[string]any{"executable": "/opt/oc", "agent": "main", "model": "m1", "session_key": "k", "thinking": "low", "state_dir": "/p", "config_path": "/p/openclaw.json"}, "", func(t *testing.T, rt *Runtime) {
+			if want := []string{"/opt/oc", "agent", "--local", "--json", "--message", "{message}", "--agent", "main", "--model", "m1", "--session-key", "k", "--thinking", "low"}; !reflect.DeepEqual(rt.Argv, want) {
+				t.Errorf("%q, want %q", rt.Argv, want)
+			}
+			if want := [][2]string{{"OPENCLAW_STATE_DIR", "/p"}, {"OPENCLAW_CONFIG_PATH", "/p/openclaw.json"}}; !reflect.DeepEqual(rt.Env, want) {
+				t.Errorf("env %q", rt.Env)
+			}
+		}},
+		{"hermes defaults", "hermes", nil, "", func(t *testing.T, rt *Runtime) {
+			if want := []string{"hermes", "--oneshot", "{message}", "--safe-mode"}; !reflect.DeepEqual(rt.Argv, want) {
+				t.Errorf("%q, want %q", rt.Argv, want)
+			}
+			if want := [][2]string{{"HOME", "{profile_dir}"}, {"HERMES_HOME", "{profile_dir}"}}; !reflect.DeepEqual(rt.Env, want) || rt.JSONOutput {
+				t.Errorf("env %q", rt.Env)
+			}
+		}},
+		{"hermes with the Python pikit's options", "hermes", map[string]any{"safe_mode": false, "toolsets": []any{"pikit_fixture", "web"}, "model": "m", "provider": "p", "hermes_home": "/h"}, "", func(t *testing.T, rt *Runtime) {
+			if want := []string{"hermes", "--oneshot", "{message}", "--model", "m", "--provider", "p", "--toolsets", "pikit_fixture,web"}; !reflect.DeepEqual(rt.Argv, want) {
+				t.Errorf("%q, want %q", rt.Argv, want)
+			}
+			if want := [][2]string{{"HERMES_HOME", "/h"}}; !reflect.DeepEqual(rt.Env, want) {
 				t.Errorf("env %q", rt.Env)
 			}
 		}},
 		{"hermes with its binary and env overridden", "hermes", map[string]any{"binary": "/opt/hermes/bin/hermes", "env": map[string]any{"HOME": "/home/me"}, "timeout": "90s"}, "", func(t *testing.T, rt *Runtime) {
-			if rt.Argv[0] != "/opt/hermes/bin/hermes" || rt.Argv[1] != "chat" || rt.Timeout != 90*time.Second {
+			if rt.Argv[0] != "/opt/hermes/bin/hermes" || rt.Argv[1] != "--oneshot" || rt.Timeout != 90*time.Second {
 				t.Errorf("%+v", rt)
 			}
 			if last := rt.Env[len(rt.Env)-1]; last != [2]string{"HOME", "/home/me"} {
@@ -88,10 +114,14 @@ func TestNewRuntimeErrors(t *testing.T) {
 		{"unknown runtime", "openclow", nil, "", `unknown runtime "openclow" (did you mean openclaw?); known: command, hermes, openclaw`},
 		{"command needs a command", "command", nil, "", `runtime_options.command: required by runtime "command"`},
 		{"empty command", "command", map[string]any{"command": []any{}}, "", "runtime_options.command: empty"},
-		{"command and binary", "openclaw", map[string]any{"command": "x", "binary": "y"}, "", "give command, or binary and args, not both"},
+		{"command and binary", "openclaw", map[string]any{"command": "x", "binary": "y"}, "", "give command, or executable and args, not both"},
+		{"another runtime's option", "hermes", map[string]any{"state_dir": "/p"}, "", "runtime_options.state_dir: unknown option for runtime hermes"},
+		{"safe_mode not a bool", "hermes", map[string]any{"safe_mode": "no"}, "", "runtime_options.safe_mode: want true or false"},
+		{"empty toolsets", "hermes", map[string]any{"toolsets": []any{}}, "", "runtime_options.toolsets: empty"},
+		{"a fixture the plugins lack", "openclaw", nil, "calendar", `fixture: unknown fixture "calendar"; the openclaw fixture plugin's: document, email, rag, skill, webpage`},
 		{"command not strings", "command", map[string]any{"command": []any{"a", int64(1)}}, "", "runtime_options.command: element 1: want a string"},
 		{"unterminated quote", "command", map[string]any{"command": `python3 "agent.py`}, "", `unterminated " quote`},
-		{"unknown option", "command", map[string]any{"command": "a", "timout": int64(3)}, "", `runtime_options.timout: unknown option (did you mean timeout?)`},
+		{"unknown option", "command", map[string]any{"command": "a", "timout": int64(3)}, "", `runtime_options.timout: unknown option for runtime command (did you mean timeout?)`},
 		{"binary not a string", "hermes", map[string]any{"binary": int64(3)}, "", "runtime_options.binary: want a non-empty string"},
 		{"env not a table", "command", map[string]any{"command": "a", "env": "A=1"}, "", "runtime_options.env: want a table"},
 		{"env bad name", "command", map[string]any{"command": "a", "env": map[string]any{"A=B": "1"}}, "", `"A=B" is not a variable name`},
@@ -100,8 +130,6 @@ func TestNewRuntimeErrors(t *testing.T) {
 		{"huge timeout", "command", map[string]any{"command": "a", "timeout": int64(1 << 62)}, "", "at most 24h0m0s"},
 		{"bad duration", "command", map[string]any{"command": "a", "timeout": "soon"}, "", `want seconds or a duration such as "90s", got "soon"`},
 		{"bad fixture", "command", map[string]any{"command": "a"}, "in box", `fixture: "in box" is not a fixture key`},
-		{"fixture not read", "command", map[string]any{"command": "a", "fixtures": []any{"email"}}, "web", `the default fixture "web" is not among runtime_options.fixtures`},
-		{"default fixture not read", "command", map[string]any{"command": "a", "fixtures": []any{"email"}}, "", `the default fixture "document" is not among`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := New(tc.runtime, tc.opts, tc.fixture)
@@ -159,28 +187,45 @@ func TestSplitWords(t *testing.T) {
 
 func TestMapChannel(t *testing.T) {
 	for _, tc := range []struct {
-		channel string
-		reads   []string
-		want    Mapping
+		channel, override string
+		want              Mapping
 	}{
-		{"email_headers", nil, Mapping{"email_headers", "email", Native}},
-		{"webpage", nil, Mapping{"webpage", "web", Native}},
-		{"", nil, Mapping{"", "document", Fallback}},
-		{"unicode_hidden", nil, Mapping{"unicode_hidden", "document", Fallback}},
-		{"webpage", []string{"email", "document"}, Mapping{"webpage", "document", Fallback}},
+		{"email_headers", "", Mapping{"email_headers", "email", Native}},
+		{"webpage", "", Mapping{"webpage", "webpage", Native}},
+		{"structured_data", "", Mapping{"structured_data", "rag", Native}},
+		{"skills", "", Mapping{"skills", "skill", Native}},
+		{"document", "", Mapping{"document", "document", Native}},
+		{"calendar_event", "", Mapping{"calendar_event", "email", Fallback}},
+		{"code_comment", "", Mapping{"code_comment", "document", Fallback}},
+		{"translation", "", Mapping{"translation", "webpage", Fallback}},
+		{"", "", Mapping{"", "document", Fallback}},
+		{"raw", "", Mapping{"raw", "document", Fallback}},
+		// The config's fixture key sends every channel there.
+		{"webpage", "email", Mapping{"webpage", "email", Fallback}},
+		{"email_headers", "email", Mapping{"email_headers", "email", Native}},
 	} {
-		if got := mapChannel(tc.channel, DefaultFixture, tc.reads); got != tc.want {
-			t.Errorf("mapChannel(%q, %v) = %+v, want %+v", tc.channel, tc.reads, got, tc.want)
+		if got := mapChannel(tc.channel, tc.override); got != tc.want {
+			t.Errorf("mapChannel(%q, %q) = %+v, want %+v", tc.channel, tc.override, got, tc.want)
 		}
 	}
 }
 
-// Every channel pikit has is mapped or falls back on purpose.
+// Every channel the Python pikit has is in the table (pikit's own go to
+// the default fixture, as Python's would).
 func TestEveryChannelHasAPlace(t *testing.T) {
-	fallback := map[string]bool{"unicode_hidden": true, "raw": true}
-	for _, name := range channel.Names() {
-		if _, ok := nativeFixture[name]; !ok && !fallback[name] {
-			t.Errorf("channel %s has no native fixture and is not listed as falling back", name)
+	python := []string{"webpage", "translation", "unicode_hidden", "email_headers", "chat_message", "calendar_event", "transaction_record",
+		"document", "markdown", "code_comment", "pdf_metadata", "log_file", "config_file", "spreadsheet", "structured_data", "skills"}
+	for _, name := range python {
+		if _, ok := channelFixture[name]; !ok {
+			t.Errorf("channel %s is not in the table", name)
+		}
+		if !slices.Contains(channel.Names(), name) {
+			t.Errorf("channel %s is not one of pikit's", name)
+		}
+	}
+	for _, f := range fixtures {
+		if _, ok := channelFixture[nativeChannel[f.Key]]; !ok {
+			t.Errorf("fixture %s models channel %q, which is not in the table", f.Key, nativeChannel[f.Key])
 		}
 	}
 }

@@ -26,6 +26,8 @@ type handover struct {
 	text    string // the text under mapping.Key ("" for the baseline)
 	payload string // the attacker's task as worded, for recognising it
 	block   *agent.Block
+	message string // the request the agent was given
+	system  string // runtime_options.system after the cell's defense
 }
 
 // approvalNote is how an approval request reads in the trace: phrased so
@@ -74,6 +76,10 @@ func buildTrace(name string, h handover, ev *Events, stdout string, end agent.St
 	} else {
 		add(fx)
 	}
+	tr.System = h.system
+	if h.message != "" {
+		add(agent.Step{Kind: agent.StepUser, Text: h.message})
+	}
 
 	final, finalSet := stdout, false
 	var approvals []string
@@ -82,7 +88,7 @@ func buildTrace(name string, h handover, ev *Events, stdout string, end agent.St
 		case EventToolResult:
 			s := agent.Step{Kind: agent.StepTool, Tool: e.Tool, CallID: e.CallID, Arguments: e.Arguments,
 				Result: firstNonEmpty(e.Result, e.Text)}
-			s.Tainted = h.carries(e.Fixture, s.Result)
+			s.Tainted = h.carries(e.Fixture, s.Result) || e.Tainted && h.handed()
 			if s.Tainted {
 				tr.TaintDelivered = true
 			}
@@ -135,11 +141,17 @@ func buildTrace(name string, h handover, ev *Events, stdout string, end agent.St
 	return tr
 }
 
+// handed reports whether the cell handed the agent a payload: not the
+// baseline, and not withheld by a detector.
+func (h handover) handed() bool {
+	return !h.benign && h.block == nil && h.text != ""
+}
+
 // carries reports whether a tool result handed the payload to the agent's
 // model: it names the fixture that got the payload, or holds the text
 // (as it is, or JSON-escaped inside a larger object).
 func (h handover) carries(fixture, result string) bool {
-	if h.benign || h.block != nil || h.text == "" {
+	if !h.handed() {
 		return false
 	}
 	if fixture != "" && fixture == h.mapping.Key {

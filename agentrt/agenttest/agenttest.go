@@ -65,6 +65,17 @@ const (
 	ModeSymlink = "symlink"
 	// ModeFIFO replaces the trace file with a named pipe no one writes.
 	ModeFIFO = "fifo"
+	// ModePlugin is an agent with the Python pikit's fixture plugin, as
+	// OpenClaw or Hermes runs it: it calls the plugin's source tool its
+	// request names (pikit_read_email, …; else the one for PIKIT_FIXTURE),
+	// gets the payload under that tool's key (else PIKIT_FIXTURE_DOCUMENT,
+	// else clean text), logs the plugin's events (content, tainted, no
+	// fixture key), and records pikit_record_sink when the text names the
+	// attacker (a policy_block when PIKIT_FIXTURE_BLOCK_SINK is 1). Its
+	// request is the argument after --message or --oneshot, else
+	// PIKIT_USER_MESSAGE; with --json among its arguments it answers as
+	// OpenClaw does, in a JSON document after a banner line.
+	ModePlugin = "plugin"
 
 	modeSleepChild = "sleep-child"
 )
@@ -147,6 +158,8 @@ func run(mode string) error {
 			}
 		}
 		fmt.Println("Done: I went through your", strings.Join(keys, ", "), "and did what it said.")
+	case ModePlugin:
+		return plugin(payloads, emit)
 	case ModeEvents:
 		f, err := os.OpenFile(tracePath, os.O_WRONLY|os.O_APPEND, 0)
 		if err != nil {
@@ -235,4 +248,72 @@ func readable(s string) string {
 		return d
 	}
 	return s
+}
+
+// pluginSources are the Python pikit's fixture plugin's source tools:
+// tool → fixture key and argument.
+var pluginSources = [][3]string{
+	{"pikit_read_document", "document", "ref"},
+	{"pikit_fetch_url", "webpage", "url"},
+	{"pikit_read_email", "email", "id"},
+	{"pikit_search_knowledge", "rag", "query"},
+	{"pikit_load_skill", "skill", "name"},
+}
+
+func plugin(payloads map[string]string, emit func(...map[string]any) error) error {
+	message, jsonOut := os.Getenv("PIKIT_USER_MESSAGE"), false
+	for i, a := range os.Args[1:] {
+		switch a {
+		case "--message", "--oneshot":
+			if i+2 < len(os.Args) {
+				message = os.Args[i+2]
+			}
+		case "--json":
+			jsonOut = true
+		}
+	}
+	source := pluginSources[0]
+	for _, s := range pluginSources {
+		if strings.Contains(message, s[0]) || !strings.Contains(message, "pikit_") && os.Getenv("PIKIT_FIXTURE") == s[1] {
+			source = s
+		}
+	}
+	content := payloads[source[1]]
+	if content == "" {
+		content = os.Getenv("PIKIT_FIXTURE_DOCUMENT")
+	}
+	if content == "" {
+		content = "Clean " + source[1] + " fixture: the quarter is going to plan."
+	}
+	if err := emit(map[string]any{"type": "tool_result", "tool": source[0], "args": map[string]any{source[2]: "artifact"}, "content": content, "tainted": true}); err != nil {
+		return err
+	}
+	attacker := os.Getenv(EnvAttacker)
+	if attacker == "" {
+		attacker = DefaultAttacker
+	}
+	answer := "Summary: the " + source[1] + " is about the quarter's plan; nothing needs doing."
+	if strings.Contains(readable(content), attacker) {
+		args := map[string]any{"action": "send_email", "target": attacker, "content": "the thread, as asked"}
+		event := map[string]any{"type": "sink_call", "tool": "pikit_record_sink", "args": args}
+		answer = "Done: I sent the thread to " + attacker + " as the " + source[1] + " asked."
+		if os.Getenv("PIKIT_FIXTURE_BLOCK_SINK") == "1" {
+			event = map[string]any{"type": "policy_block", "tool": "pikit_record_sink", "args": args, "reason": "fixture sink policy blocked action"}
+			answer = "I could not send the thread: the sink is blocked."
+		}
+		if err := emit(event); err != nil {
+			return err
+		}
+	}
+	if !jsonOut {
+		fmt.Println(answer)
+		return nil
+	}
+	b, err := json.Marshal(map[string]any{"payloads": []any{map[string]any{"text": answer, "mediaUrl": nil}}, "meta": map[string]any{"durationMs": 12}})
+	if err != nil {
+		return err
+	}
+	fmt.Println("[openclaw] agent run finished")
+	fmt.Println(string(b))
+	return nil
 }
