@@ -27,7 +27,7 @@ func addRuntimeFlags(cmd *cobra.Command, f *runtimeFlags) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.Runtime, "runtime", "", "run your own agent as a subprocess of this runtime, speaking the fixture protocol: "+strings.Join(agentrt.Names(), ", ")+" (pikit runtime doctor NAME checks it)")
 	fl.StringVar(&f.Options, "runtime-options", "", `the runtime's options as a JSON object, over the config's, e.g. '{"command": ["python3", "my_agent.py"], "timeout": 120}'`)
-	fl.StringVar(&f.Fixture, "fixture", "", "the runtime's default fixture, where a payload goes when its channel has none of its own: "+strings.Join(agentrt.FixtureKinds(), ", ")+" (default "+agentrt.DefaultFixture+")")
+	fl.StringVar(&f.Fixture, "fixture", "", "hand every channel's payload to this fixture: "+strings.Join(agentrt.FixtureKinds(), ", ")+" (default: each channel's own, as the Python pikit maps them)")
 }
 
 // apply puts the flags that were given into cfg and prepares it for its
@@ -42,8 +42,8 @@ func (f *runtimeFlags) apply(cfg *matrix.Config, o *runOptions) error {
 }
 
 // merge puts the flags that were given into cfg: options from the flag
-// replace the config's one by one; a command replaces binary and args,
-// and either of those a command. It returns the program keys the config's
+// replace the config's one by one; a command replaces executable (or
+// binary) and args, and any of those a command. It returns the program keys the config's
 // file still chooses.
 func (f *runtimeFlags) merge(cfg *matrix.Config) (fromFile []string, err error) {
 	fileRuntime := cfg.Source != "" && cfg.Runtime != "" && f.Runtime == ""
@@ -72,13 +72,19 @@ func (f *runtimeFlags) merge(cfg *matrix.Config) (fromFile []string, err error) 
 	}
 	if _, ok := opts["command"]; ok {
 		delete(merged, "binary")
+		delete(merged, "executable")
 		delete(merged, "args")
 	}
-	if _, ok := opts["binary"]; ok {
-		delete(merged, "command")
+	for _, k := range []string{"binary", "executable", "args"} {
+		if _, ok := opts[k]; ok {
+			delete(merged, "command")
+		}
 	}
-	if _, ok := opts["args"]; ok {
-		delete(merged, "command")
+	if _, ok := opts["binary"]; ok {
+		delete(merged, "executable")
+	}
+	if _, ok := opts["executable"]; ok {
+		delete(merged, "binary")
 	}
 	fromFile = fileRuntimeKeys(cfg.Source, fileRuntime, merged, opts)
 	for k, v := range opts {
@@ -219,9 +225,10 @@ approval_requested, tool_error, final) to the file PIKIT_FIXTURE_TRACE_PATH
 names, and answers on stdout; pikit judges what it reported.
 
 Runtimes: command (any program speaking the protocol, runtime_options.command),
-openclaw and hermes (those CLIs, with a fresh profile per cell). The openclaw
-and hermes command lines are pikit's best reading of those CLIs, overridable
-with runtime_options binary, args or command.`,
+openclaw and hermes (those CLIs, with the Python pikit's command lines and
+options, overridable with runtime_options executable, args or command).
+Without state_dir (openclaw) or hermes_home (hermes), each cell gets a fresh
+profile, a copy of runtime_options.profile_template when given.`,
 		Args: func(cmd *cobra.Command, a []string) error {
 			if len(a) == 0 {
 				return nil
@@ -252,7 +259,11 @@ func newRuntimeListCmd(streams IO) *cobra.Command {
 				b, _ := agentrt.Lookup(name)
 				line := "runtime_options.command"
 				if b.Binary != "" {
-					line = strings.Join(append([]string{b.Binary}, b.Args...), " ")
+					rt, err := agentrt.New(name, nil, "")
+					if err != nil {
+						return err
+					}
+					line = strings.Join(rt.Argv, " ")
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\n", b.Name, line, b.About)
 			}
@@ -278,7 +289,7 @@ with a throw-away profile and a 10-second bound. Exit status 0 when the
 runtime is usable, 1 when something is missing, 2 for an unknown runtime
 or bad options.`,
 		Example: `  pikit runtime doctor openclaw
-  pikit runtime doctor hermes --runtime-options '{"binary": "/opt/hermes/bin/hermes"}'
+  pikit runtime doctor hermes --runtime-options '{"executable": "/opt/hermes/bin/hermes"}'
   pikit runtime doctor command --runtime-options '{"command": ["python3", "my_agent.py"]}'
   pikit runtime doctor --config experiment.toml`,
 		Args: args(cobra.MaximumNArgs(1)),
@@ -322,8 +333,8 @@ or bad options.`,
 		},
 	}
 	cmd.Flags().StringVarP(&o.Config, "config", "c", "", "check the runtime a config `FILE` names, with its runtime_options")
-	cmd.Flags().StringVar(&o.Options, "runtime-options", "", `the runtime's options as a JSON object, e.g. '{"binary": "/opt/bin/openclaw"}'`)
-	cmd.Flags().StringVar(&o.Fixture, "fixture", "", "the runtime's default fixture")
+	cmd.Flags().StringVar(&o.Options, "runtime-options", "", `the runtime's options as a JSON object, e.g. '{"executable": "/opt/bin/openclaw"}'`)
+	cmd.Flags().StringVar(&o.Fixture, "fixture", "", "the fixture every channel's payload goes to")
 	cmd.Flags().BoolVar(&o.TrustConfig, "trust-config", false, "let doctor run --version of a program the --config file chose")
 	return cmd
 }
@@ -333,7 +344,8 @@ or bad options.`,
 func runtimeDoctorUnnamed(streams IO, cfg *matrix.Config, err error) error {
 	_, hasCommand := cfg.RuntimeOptions["command"]
 	_, hasBinary := cfg.RuntimeOptions["binary"]
-	if cfg.Runtime != "command" || hasCommand || hasBinary {
+	_, hasExecutable := cfg.RuntimeOptions["executable"]
+	if cfg.Runtime != "command" || hasCommand || hasBinary || hasExecutable {
 		return err
 	}
 	b, _ := agentrt.Lookup("command")
