@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pikit-go/pikit/agentrt"
+	"github.com/pikit-go/pikit/internal/termsafe"
 	"github.com/pikit-go/pikit/matrix"
 )
 
@@ -233,17 +235,11 @@ profile, a copy of runtime_options.profile_template when given.`,
 			if len(a) == 0 {
 				return nil
 			}
-			switch a[0] {
-			case "init", "install-fixture":
-				// The Python pikit's commands that prepare a profile once:
-				// pikit makes a fresh one for each cell instead.
-				return usage(fmt.Errorf("pikit has no runtime %s: it makes a fresh %s for each cell of a run; pikit runtime doctor NAME says what a runtime needs", a[0], "profile"))
-			}
-			return usage(fmt.Errorf("unknown command %q for pikit runtime; its commands: list, doctor", a[0]))
+			return usage(fmt.Errorf("unknown command %q for pikit runtime; its commands: list, init, install-fixture, doctor", a[0]))
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newRuntimeListCmd(streams), newRuntimeDoctorCmd(streams))
+	cmd.AddCommand(newRuntimeListCmd(streams), newRuntimeInitCmd(streams), newRuntimeInstallCmd(streams), newRuntimeDoctorCmd(streams))
 	return cmd
 }
 
@@ -272,27 +268,134 @@ func newRuntimeListCmd(streams IO) *cobra.Command {
 	}
 }
 
+// profileArgs checks RUNTIME DIR for init and install-fixture.
+func profileArgs(cmd *cobra.Command, a []string) error {
+	if len(a) != 2 {
+		return usage(fmt.Errorf("want RUNTIME DIR: openclaw or hermes, and the profile directory to make"))
+	}
+	if a[0] != "openclaw" && a[0] != "hermes" {
+		return usage(fmt.Errorf("runtime %q has no fixture plugin: want openclaw or hermes", a[0]))
+	}
+	return nil
+}
+
+// writeProfile prints what init or install-fixture made: key: value
+// lines, or JSON.
+func writeProfile(streams IO, p agentrt.Profile, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(streams.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(p)
+	}
+	w := streams.Out
+	fmt.Fprintf(w, "runtime: %s\nprofile: %s\n", p.Runtime, p.Dir)
+	if p.Config != "" {
+		fmt.Fprintf(w, "config: %s\n", p.Config)
+	}
+	fmt.Fprintf(w, "fixture: %s\n", p.Fixture)
+	if p.Status != "" {
+		fmt.Fprintf(w, "status: %s\n", p.Status)
+	}
+	return nil
+}
+
+func newRuntimeInitCmd(streams IO) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "init RUNTIME DIR",
+		Short: "Make an isolated OpenClaw or Hermes profile with pikit's fixture plugin",
+		Long: `Make DIR a profile for the runtime, as the Python pikit's runtime init does:
+pikit's fixture plugin (source tools that hand over the cell's payload, and a
+sink, pikit_record_sink, that records and performs nothing) and a
+configuration that enables it. Hermes: DIR/plugins/pikit_fixture and
+DIR/config.yaml. OpenClaw: DIR/pikit-openclaw-fixture (build and link it with
+install-fixture) and DIR/openclaw.json, which allows the fixture's tools and
+denies exec, browser, message, write and edit. Files already there are kept.
+No credential is written: give the model's key in the environment.
+
+Then run cells with runtime_options naming the profile (Hermes: hermes_home =
+DIR, safe_mode = false, toolsets = ["pikit_fixture"]; OpenClaw: state_dir =
+DIR, config_path = DIR/openclaw.json), or profile_template = DIR for a fresh
+copy per cell.`,
+		Example: `  pikit runtime init hermes ./hermes-profile
+  pikit runtime init openclaw ./openclaw-profile --json`,
+		Args: profileArgs,
+		RunE: func(cmd *cobra.Command, a []string) error {
+			p, err := agentrt.Init(a[0], a[1])
+			if err != nil {
+				return fmt.Errorf("runtime init %s %s: %w", a[0], a[1], err)
+			}
+			return writeProfile(streams, p, asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print what was made as JSON")
+	return cmd
+}
+
+func newRuntimeInstallCmd(streams IO) *cobra.Command {
+	var (
+		asJSON     bool
+		executable string
+	)
+	cmd := &cobra.Command{
+		Use:   "install-fixture RUNTIME DIR",
+		Short: "Make the profile (init) and install pikit's fixture plugin in it",
+		Long: `Make DIR a profile as init does, then install the fixture plugin, as the
+Python pikit's runtime install-fixture does. Hermes needs nothing more. For
+OpenClaw it runs, in order: npm install and npm run plugin:build in the
+plugin's directory, then openclaw plugins install DIR/pikit-openclaw-fixture
+--link, openclaw plugins enable pikit-fixture and openclaw plugins registry
+--refresh, with OPENCLAW_STATE_DIR and OPENCLAW_CONFIG_PATH pointing at DIR.
+Their output goes to stderr; the first that fails stops it (exit 1).`,
+		Example: `  pikit runtime install-fixture openclaw ./openclaw-profile
+  pikit runtime install-fixture openclaw ./openclaw-profile --executable ~/.npm-global/bin/openclaw`,
+		Args: profileArgs,
+		RunE: func(cmd *cobra.Command, a []string) error {
+			out := termsafe.NewWriter(streams.ErrOut)
+			p, err := agentrt.InstallFixture(cmd.Context(), a[0], a[1], executable, out)
+			out.Flush()
+			if err != nil {
+				fmt.Fprintf(streams.ErrOut, "pikit: runtime install-fixture %s %s: %v\n", a[0], a[1], err)
+				return errFailed
+			}
+			return writeProfile(streams, p, asJSON)
+		},
+	}
+	cmd.Flags().StringVar(&executable, "executable", "", "the runtime's program (default: openclaw on PATH)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print what was made as JSON")
+	return cmd
+}
+
 type runtimeDoctorOptions struct {
 	runtimeFlags
 	Config      string
 	TrustConfig bool
+	Executable  string
+	JSON        bool
 }
 
 func newRuntimeDoctorCmd(streams IO) *cobra.Command {
 	o := &runtimeDoctorOptions{}
 	cmd := &cobra.Command{
-		Use:   "doctor [NAME]",
+		Use:   "doctor [NAME [DIR]]",
 		Short: "Say what a runtime needs and what of it is installed",
 		Long: `Find the runtime's program (on PATH, or where runtime_options names it) and
 ask it for --version (not for command, whose program may not take it),
 with a throw-away profile and a 10-second bound. Exit status 0 when the
 runtime is usable, 1 when something is missing, 2 for an unknown runtime
-or bad options.`,
+or bad options.
+
+Given a profile DIR (openclaw, hermes), it also checks the profile as the
+Python pikit's runtime doctor does: the configuration and the fixture plugin
+there and, for OpenClaw, whether OpenClaw has the plugin loaded and shows its
+six tools (openclaw plugins inspect pikit-fixture --runtime --json). --json
+prints that check with the Python pikit's keys.`,
 		Example: `  pikit runtime doctor openclaw
   pikit runtime doctor hermes --runtime-options '{"executable": "/opt/hermes/bin/hermes"}'
   pikit runtime doctor command --runtime-options '{"command": ["python3", "my_agent.py"]}'
-  pikit runtime doctor --config experiment.toml`,
-		Args: args(cobra.MaximumNArgs(1)),
+  pikit runtime doctor --config experiment.toml
+  pikit runtime doctor openclaw ./openclaw-profile --executable /opt/bin/openclaw --json`,
+		Args: args(cobra.MaximumNArgs(2)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			cfg := matrix.NewConfig()
 			if o.Config != "" {
@@ -301,8 +404,11 @@ or bad options.`,
 					return err
 				}
 			}
-			if len(a) == 1 {
+			if len(a) >= 1 {
 				o.Runtime = a[0]
+			}
+			if len(a) == 2 || o.JSON {
+				return runtimeProfileDoctor(cmd.Context(), streams, o, a)
 			}
 			if o.Runtime == "" && cfg.Runtime == "" {
 				return usage(fmt.Errorf("name a runtime (%s), or give --config FILE that names one", strings.Join(agentrt.Names(), ", ")))
@@ -336,7 +442,52 @@ or bad options.`,
 	cmd.Flags().StringVar(&o.Options, "runtime-options", "", `the runtime's options as a JSON object, e.g. '{"executable": "/opt/bin/openclaw"}'`)
 	cmd.Flags().StringVar(&o.Fixture, "fixture", "", "the fixture every channel's payload goes to")
 	cmd.Flags().BoolVar(&o.TrustConfig, "trust-config", false, "let doctor run --version of a program the --config file chose")
+	cmd.Flags().StringVar(&o.Executable, "executable", "", "the runtime's program (with a profile DIR)")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the profile check as JSON, with the Python pikit's keys")
 	return cmd
+}
+
+// runtimeProfileDoctor checks a runtime and a profile directory, as the
+// Python pikit's doctor does; exit 1 when it is not ready.
+func runtimeProfileDoctor(ctx context.Context, streams IO, o *runtimeDoctorOptions, a []string) error {
+	if len(a) == 0 {
+		return usage(errors.New("name the runtime (openclaw or hermes), and its profile directory"))
+	}
+	if o.Config != "" || o.Options != "" || o.Fixture != "" {
+		return usage(errors.New("a profile check takes RUNTIME DIR and --executable; --config, --runtime-options and --fixture check a runtime without a profile"))
+	}
+	dir := ""
+	if len(a) == 2 {
+		dir = a[1]
+	}
+	r, err := agentrt.CheckProfile(ctx, a[0], dir, o.Executable)
+	if err != nil {
+		return usage(err)
+	}
+	if o.JSON {
+		enc := json.NewEncoder(streams.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+	} else {
+		w := streams.Out
+		fmt.Fprintf(w, "runtime: %s\nprogram: %s (found: %v)\nprofile: %s\nconfiguration: %v\n", r.Runtime, r.Executable, r.ExecutableFound, r.Profile, r.ConfigPresent)
+		if r.FixturePluginPresent != nil {
+			fmt.Fprintf(w, "fixture plugin: %v\n", *r.FixturePluginPresent)
+		}
+		if r.FixtureBuilt != nil {
+			fmt.Fprintf(w, "fixture built: %v\nfixture loaded: %v\ntools shown: %s\n", *r.FixtureBuilt, *r.FixtureLoaded, strings.Join(r.FixtureToolsVisible, ", "))
+		}
+		if r.RuntimeProbeError != "" {
+			fmt.Fprintf(w, "OpenClaw said: %s\n", termsafe.Line(r.RuntimeProbeError))
+		}
+		fmt.Fprintf(w, "hint: %s\nready: %v\n", r.FixtureHint, r.Ready)
+	}
+	if !r.Ready {
+		return errFailed
+	}
+	return nil
 }
 
 // runtimeDoctorUnnamed answers for the command runtime given no program:

@@ -394,21 +394,31 @@ func TestRuntimeDoctor(t *testing.T) {
 	}
 }
 
-// TestRuntimeUnknownCommand: the Python pikit's runtime init and
-// install-fixture, and any other word, are errors that say what to do, not
-// the help with exit 0.
+// TestRuntimeUnknownCommand: an unknown word is an error that lists the
+// commands, not the help with exit 0; init and install-fixture check
+// their arguments.
 func TestRuntimeUnknownCommand(t *testing.T) {
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"runtime", "init", "hermes", "dir"}, "pikit has no runtime init: it makes a fresh profile for each cell"},
-		{[]string{"runtime", "install-fixture", "openclaw", "dir"}, "pikit has no runtime install-fixture"},
-		{[]string{"runtime", "frob"}, `unknown command "frob" for pikit runtime; its commands: list, doctor`},
+		{[]string{"runtime", "init", "hermes"}, "want RUNTIME DIR"},
+		{[]string{"runtime", "install-fixture", "command", "dir"}, `runtime "command" has no fixture plugin: want openclaw or hermes`},
+		{[]string{"runtime", "frob"}, `unknown command "frob" for pikit runtime; its commands: list, init, install-fixture, doctor`},
 	} {
 		if r := run(t, c.args...); r.code != 2 || !strings.Contains(r.err, c.want) {
 			t.Errorf("%v: exit %d %q, want 2 and %q", c.args, r.code, r.err, c.want)
 		}
+	}
+	// init makes the profile (no program runs); doctor checks it.
+	dir := filepath.Join(t.TempDir(), "hermes-profile")
+	if r := run(t, "runtime", "init", "hermes", dir); r.code != 0 || !strings.Contains(r.out, "fixture: "+filepath.Join(dir, "plugins", "pikit_fixture")) {
+		t.Errorf("init: %+v", r)
+	}
+	r := run(t, "runtime", "doctor", "hermes", dir, "--executable", "pikit-no-such-hermes", "--json")
+	var rep map[string]any
+	if err := json.Unmarshal([]byte(r.out), &rep); err != nil || r.code != 1 || rep["config_present"] != true || rep["fixture_plugin_present"] != true || rep["ready"] != false {
+		t.Errorf("doctor: %+v (%v)", r, err)
 	}
 	if r := run(t, "runtime"); r.code != 0 || !strings.Contains(r.out, "pikit runtime [command]") {
 		t.Errorf("pikit runtime: exit %d %q", r.code, r.out)
