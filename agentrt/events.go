@@ -44,10 +44,10 @@ type Event struct {
 	// carries what pikit handed over (counted only in a cell that handed
 	// a payload over).
 	Tainted bool
-	Reason    string
-	Text      string
-	Error     string // error (tool_error)
-	Policy    string // policy (or detector): who blocked (policy_block)
+	Reason  string
+	Text    string
+	Error   string // error (tool_error)
+	Policy  string // policy (or detector): who blocked (policy_block)
 }
 
 // Limits bound what pikit reads of a trace file. The file is written by
