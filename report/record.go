@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/pikit-go/pikit/agent"
@@ -48,6 +49,11 @@ type Record struct {
 	// verdict may say more about the scenario or the target than about
 	// the model. A result without a trace (CSV) never sets it.
 	ToolCallsFailed bool
+	// RepeatSummary marks a repeat-summary row (signals holding
+	// "repeat_summary"), which the Python pikit writes after a
+	// combination's repeats and pikit with --repeat-summary: not a cell.
+	// Scan passes over such rows.
+	RepeatSummary bool
 
 	file string // the file's name, for errors
 	raw  []byte // the result's JSON text; valid during a Scan callback
@@ -98,6 +104,7 @@ func recordOf(r *matrix.Result) Record {
 	if r.Utility != nil {
 		rec.setUtility(*r.Utility)
 	}
+	rec.RepeatSummary = slices.Contains(r.Signals, RepeatSummarySignal)
 	rec.Benchmark, _ = r.Metadata["benchmark"].(string)
 	if m, ok := r.Metadata["labels"].(map[string]any); ok {
 		rec.Labels = make(map[string]string, len(m))

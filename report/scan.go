@@ -117,8 +117,13 @@ func ScanFile(path string, fn func(*Record) error) error {
 	return Scan(f, path, format, fn)
 }
 
+// RepeatSummarySignal marks a repeat-summary row: the success count of a
+// combination's repeats, written after them, not a cell of its own.
+const RepeatSummarySignal = "repeat_summary"
+
 // Scan reads results in format (".jsonl", ".json" or ".csv") from r and
-// calls fn with each one's Record, in file order; name is the file's name
+// calls fn with each one's Record, in file order (a repeat-summary row,
+// see RepeatSummarySignal, is passed over); name is the file's name
 // in errors ("" for none). The Record, and the text its Result decodes,
 // are valid only during the call. Only the fields a Record holds are
 // decoded; the rest of each result (its trace, its texts) is checked for
@@ -223,6 +228,9 @@ func (s *scanner) ioError(line int, err error) error {
 func (s *scanner) emit(b []byte, line int) error {
 	if err := s.record(b, line); err != nil {
 		return err
+	}
+	if s.rec.RepeatSummary {
+		return nil // a summary of other rows, not a cell
 	}
 	return s.fn(&s.rec)
 }
@@ -428,6 +436,9 @@ func (s *scanner) csv(r io.Reader) error {
 		}
 		s.rec = recordOf(&res)
 		s.rec.Line, s.rec.file = line, s.name
+		if s.rec.RepeatSummary {
+			continue // a summary of other rows, not a cell
+		}
 		if err := s.fn(&s.rec); err != nil {
 			return err
 		}
@@ -652,6 +663,8 @@ func (s *scanner) decode(b []byte, rec *Record) error {
 			rec.MethodSpecs, err = s.methodSpecs(v)
 		case "trace_data":
 			rec.ToolCallsFailed = toolCallsFailed(v)
+		case "signals":
+			rec.RepeatSummary = bytes.Contains(v, []byte(`"`+RepeatSummarySignal+`"`))
 		case "metadata":
 			// Only a benchmark name is read from it, and only when the
 			// word is there at all; the text is kept for the readers of
