@@ -57,7 +57,7 @@ func approvalNote(e Event) string {
 // stdout is the agent's answer unless a final event gives one.
 func buildTrace(name string, h handover, ev *Events, stdout string, end agent.Step) agent.Trace {
 	tr := agent.Trace{Agent: name, Steps: make([]agent.Step, 0, 2+len(ev.List)),
-		Meta: map[string]any{"fixture": h.mapping, "runtime": strings.TrimPrefix(name, "runtime:")}}
+		Meta: map[string]any{"fixture": h.mapping.Key, "fixture_mapping": h.mapping.Mode, "runtime": strings.TrimPrefix(name, "runtime:")}}
 	add := func(s agent.Step) int {
 		s.Index = len(tr.Steps)
 		tr.Steps = append(tr.Steps, s)

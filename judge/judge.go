@@ -2,6 +2,7 @@ package judge
 
 import (
 	"context"
+	"strings"
 
 	"github.com/pikit-go/pikit/agent"
 )
@@ -27,11 +28,71 @@ type Task struct {
 	SinkArgs    map[string]string // arguments a fired sink must carry (substring, case-insensitive)
 }
 
-// Evidence points at the trace step behind a signal.
+// Evidence points at the trace step behind a signal. Annotate adds the
+// Python pikit's keys beside pikit's own (signal, step, detail), so that
+// scripts written for its results read pikit's.
 type Evidence struct {
 	Signal string `json:"signal"`
 	Step   int    `json:"step"`
 	Detail string `json:"detail,omitempty"`
+
+	// The Python pikit's keys: its name for the kind of evidence, the
+	// step, the sink's tool and arguments, the canary, the sink_args
+	// expected, and the detail.
+	Type      string            `json:"type,omitempty"`
+	TraceStep int               `json:"trace_step"`
+	Tool      string            `json:"tool,omitempty"`
+	Args      map[string]any    `json:"args,omitempty"`
+	Value     string            `json:"value,omitempty"`
+	Expected  map[string]string `json:"expected,omitempty"`
+	Details   string            `json:"details,omitempty"`
+}
+
+// pythonTypes are the Python pikit's names for pikit's signals, where
+// they differ.
+var pythonTypes = map[string]string{
+	"sink_fired":      "sink_call",
+	"canary_present":  "canary",
+	"canary_terse":    "canary",
+	"taint_delivered": "tainted_tool_result",
+	"refusal":         "refusal_pattern",
+}
+
+// Annotate fills in the Python pikit's keys of each evidence item, from
+// the trace and task the verdict was judged on: the item's type, its
+// step, the sink call's tool and arguments (the first sink at or after
+// the step), the canary and the expected sink_args. The values are shared
+// with tr and task, not copied.
+func Annotate(evs []Evidence, tr agent.Trace, task Task) []Evidence {
+	for i := range evs {
+		e := &evs[i]
+		e.Type, e.TraceStep, e.Details = e.Signal, e.Step, e.Detail
+		if t, ok := pythonTypes[e.Signal]; ok {
+			e.Type = t
+		}
+		if strings.HasPrefix(e.Signal, "blocked:") {
+			e.Type = "policy_block"
+		}
+		switch e.Type {
+		case "sink_call", "sink_before_payload", "sink_args_match", "sink_args_mismatch":
+			for _, c := range tr.SinkCalls {
+				if c.Step >= e.Step {
+					e.Tool, e.Args = c.Tool, c.Arguments
+					break
+				}
+			}
+			if e.Type != "sink_call" && e.Type != "sink_before_payload" && len(task.SinkArgs) > 0 {
+				e.Expected = task.SinkArgs
+			}
+		case "canary":
+			e.Value = task.Canary
+		case "tainted_tool_result", "policy_block":
+			if e.Step >= 0 && e.Step < len(tr.Steps) {
+				e.Tool = tr.Steps[e.Step].Tool
+			}
+		}
+	}
+	return evs
 }
 
 // Verdict is a judge's decision on one trace.

@@ -41,9 +41,12 @@ const (
 
 // Spec is a method with options: an entry of attack_specs, defense_specs or
 // channel_specs ({name = "...", kwargs = {...}}).
+//
+// A result's method_specs give kwargs always ({} when there are none), as
+// the Python pikit's do.
 type Spec struct {
 	Name   string         `json:"name" toml:"name"`
-	Kwargs map[string]any `json:"kwargs,omitempty" toml:"kwargs"`
+	Kwargs map[string]any `json:"kwargs" toml:"kwargs"`
 }
 
 // Config is one experiment: the axes to cross and everything that decides a

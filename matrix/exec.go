@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -336,7 +337,7 @@ func (e *env) execute(ctx context.Context, cell Cell) (res Result, interrupted b
 	if cell.Attack.Name == attack.None {
 		res.Metadata["benign"] = true
 	}
-	res.Signals, res.Evidence = v.Signals, v.Evidence
+	res.Signals, res.Evidence = v.Signals, judge.Annotate(v.Evidence, tr, task)
 	if v.Raw != "" {
 		res.Metadata["judge_raw"] = v.Raw
 	}
@@ -724,7 +725,10 @@ func newResult(cell Cell, runID string) Result {
 	if cell.Direct() {
 		mode = "direct"
 	}
-	meta := map[string]any{"mode": constant(mode), "judge": constant(cfg.JudgeType), "schema_version": SchemaVersion}
+	meta := map[string]any{"mode": constant(mode), "judge": constant(cfg.JudgeType), "schema_version": SchemaVersion, "runtime_version": goVersion}
+	if cfg.CaseDescription != "" {
+		meta["case_description"] = cfg.CaseDescription
+	}
 	if cfg.Benchmark != "" {
 		meta["benchmark"] = cfg.Benchmark
 	}
@@ -756,14 +760,29 @@ func newResult(cell Cell, runID string) Result {
 		RunID:            runID,
 		Seed:             cell.Seed,
 		GenerationConfig: gen,
-		MethodSpecs:      map[string]Spec{"attack": cell.Attack, "defense": cell.Defense, "channel": cell.Channel},
+		MethodSpecs:      map[string]Spec{"attack": withKwargs(cell.Attack), "defense": withKwargs(cell.Defense), "channel": withKwargs(cell.Channel)},
 		Metadata:         meta,
 	}
 }
 
-// SchemaVersion is the version of the result schema, in every result's
-// metadata (schema_version), as the Python pikit records its own.
-const SchemaVersion = 1
+// withKwargs returns s with kwargs {} when it has none, as a result's
+// method_specs give them.
+func withKwargs(s Spec) Spec {
+	if s.Kwargs == nil {
+		s.Kwargs = map[string]any{}
+	}
+	return s
+}
+
+// SchemaVersion names the result schema, in every result's metadata
+// (schema_version): the Python pikit's name for the schema pikit's
+// results are a superset of.
+const SchemaVersion = "pikit.experiment-result.v1"
+
+// goVersion is the Go release pikit was built with, in every result's
+// metadata (runtime_version: what the Python pikit's interpreter version
+// is to its results).
+var goVersion = runtime.Version()
 
 // redactedOptions copies target options for a result, with any credential
 // in a URL (a base_url with a password) redacted. Keys never get here: a

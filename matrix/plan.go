@@ -218,7 +218,13 @@ func (g *Grid) Cell(i int) Cell {
 func entries(specs []Spec) []axisEntry {
 	out := make([]axisEntry, len(specs))
 	for i, s := range specs {
-		b, _ := json.Marshal(s) // map keys sorted: independent of config order
+		// The key's material, as it has always been encoded (no kwargs
+		// when empty) so that cell keys, and resumes, stay the same; map
+		// keys sorted: independent of config order.
+		b, _ := json.Marshal(struct {
+			Name   string         `json:"name"`
+			Kwargs map[string]any `json:"kwargs,omitempty"`
+		}{s.Name, s.Kwargs})
 		out[i] = axisEntry{spec: s, key: append(b, 0)}
 	}
 	return out

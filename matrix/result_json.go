@@ -126,17 +126,8 @@ func appendJudgedAgainst(dst []byte, j *JudgedAgainst) []byte {
 	}
 	dst = appendOptString(dst, `,"judge_criteria":`, j.Criteria)
 	if len(j.SinkArgs) > 0 {
-		var arr [8]string
-		dst = append(dst, `,"sink_args":{`...)
-		for i, k := range sortedKeysInto(arr[:0], j.SinkArgs) {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendString(dst, k)
-			dst = append(dst, ':')
-			dst = appendString(dst, j.SinkArgs[k])
-		}
-		dst = append(dst, '}')
+		dst = append(dst, `,"sink_args":`...)
+		dst = appendStringMap(dst, j.SinkArgs)
 	}
 	dst = append(dst, `,"require_sink":`...)
 	dst = strconv.AppendBool(dst, j.RequireSink)
@@ -181,6 +172,21 @@ func (r *Result) sizeHint() int {
 	return n + n/8
 }
 
+// appendStringMap appends a map of strings as a JSON object, keys sorted.
+func appendStringMap(dst []byte, m map[string]string) []byte {
+	var arr [8]string
+	dst = append(dst, '{')
+	for i, k := range sortedKeysInto(arr[:0], m) {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendString(dst, k)
+		dst = append(dst, ':')
+		dst = appendString(dst, m[k])
+	}
+	return append(dst, '}')
+}
+
 func appendSpecs(dst []byte, m map[string]Spec) []byte {
 	if m == nil {
 		return append(dst, "null"...)
@@ -196,10 +202,8 @@ func appendSpecs(dst []byte, m map[string]Spec) []byte {
 		s := m[k]
 		dst = append(dst, `:{"name":`...)
 		dst = appendString(dst, s.Name)
-		if len(s.Kwargs) > 0 {
-			dst = append(dst, `,"kwargs":`...)
-			dst = appendObject(dst, s.Kwargs, 1)
-		}
+		dst = append(dst, `,"kwargs":`...)
+		dst = appendObject(dst, s.Kwargs, 1)
 		dst = append(dst, '}')
 	}
 	return append(dst, '}')
@@ -221,6 +225,32 @@ func appendEvidence(dst []byte, evs []judge.Evidence) []byte {
 		if ev.Detail != "" {
 			dst = append(dst, `,"detail":`...)
 			dst = appendString(dst, ev.Detail)
+		}
+		if ev.Type != "" {
+			dst = append(dst, `,"type":`...)
+			dst = appendString(dst, ev.Type)
+		}
+		dst = append(dst, `,"trace_step":`...)
+		dst = strconv.AppendInt(dst, int64(ev.TraceStep), 10)
+		if ev.Tool != "" {
+			dst = append(dst, `,"tool":`...)
+			dst = appendString(dst, ev.Tool)
+		}
+		if len(ev.Args) > 0 {
+			dst = append(dst, `,"args":`...)
+			dst = appendObject(dst, ev.Args, 1)
+		}
+		if ev.Value != "" {
+			dst = append(dst, `,"value":`...)
+			dst = appendString(dst, ev.Value)
+		}
+		if len(ev.Expected) > 0 {
+			dst = append(dst, `,"expected":`...)
+			dst = appendStringMap(dst, ev.Expected)
+		}
+		if ev.Details != "" {
+			dst = append(dst, `,"details":`...)
+			dst = appendString(dst, ev.Details)
 		}
 		dst = append(dst, '}')
 	}

@@ -289,8 +289,8 @@ func TestAppendJSONKnowsEveryField(t *testing.T) {
 	want := map[reflect.Type]string{
 		reflect.TypeFor[Result]():          "key attack defense channel agent target task success confidence reason signals final_text sink_fired outcome case_id case_description repeat_index run_id seed generation_config method_specs evidence trace_data metadata timestamp latency_ms model_latency_ms attempts retries usage model_complied runtime_blocked success_count total_runs error,omitempty utility,omitempty judged_against,omitempty",
 		reflect.TypeFor[JudgedAgainst]():   "task payload,omitempty canary canary_regex,omitempty canary_fuzzy,omitempty judge_criteria,omitempty sink_args,omitempty require_sink",
-		reflect.TypeFor[Spec]():            "name kwargs,omitempty",
-		reflect.TypeFor[judge.Evidence]():  "signal step detail,omitempty",
+		reflect.TypeFor[Spec]():            "name kwargs",
+		reflect.TypeFor[judge.Evidence]():  "signal step detail,omitempty type,omitempty trace_step tool,omitempty args,omitempty value,omitempty expected,omitempty details,omitempty",
 		reflect.TypeFor[agent.Trace]():     "agent system steps final_text sink_calls,omitempty taint_delivered blocked,omitempty max_steps_hit,omitempty reruns,omitempty model_calls usage rounds,omitempty",
 		reflect.TypeFor[agent.Step]():      "index kind text,omitempty tool_calls,omitempty tool,omitempty call_id,omitempty arguments,omitempty result,omitempty tainted,omitempty sink,omitempty blocked,omitempty error,omitempty prefetched,omitempty",
 		reflect.TypeFor[agent.SinkCall]():  "step tool arguments",

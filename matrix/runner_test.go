@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -230,6 +231,10 @@ seed = 3`)
 	}
 	r := res[0]
 	r.Timestamp, r.LatencyMS, r.ModelLatencyMS = "", 0, 0
+	if r.Metadata["runtime_version"] != runtime.Version() {
+		t.Errorf("runtime_version %v, want %s", r.Metadata["runtime_version"], runtime.Version())
+	}
+	r.Metadata["runtime_version"] = "go" // the release varies
 	got, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		t.Fatal(err)

@@ -875,7 +875,7 @@ func (s *scanner) methodSpecs(v []byte) (string, error) {
 	}
 	out := ""
 	if m != nil {
-		b, err := json.Marshal(m)
+		b, err := specsKey(m)
 		if err != nil {
 			return "", fmt.Errorf("field \"method_specs\": %w", err)
 		}

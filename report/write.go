@@ -214,6 +214,7 @@ var CSVColumns = []string{
 	"model_latency_ms", "attempts", "retries",
 	"payload", "canary", "sink_args", "require_sink", "canary_regex", "judge_criteria", "canary_fuzzy",
 	"benchmark", "labels",
+	"success_count", "total_runs", "model_complied", "runtime_blocked",
 }
 
 // CSVOptions are the choices of the CSV writers.
@@ -305,8 +306,8 @@ func (w *csvWriter) Write(r matrix.Result) error {
 		}
 	}
 	w.row = append(w.row[:0],
-		r.Attack, r.Defense, r.Channel, r.Agent, r.Target, strconv.FormatBool(r.Success), r.Confidence,
-		strconv.FormatBool(r.SinkFired), r.Reason, strings.Join(r.Signals, ";"), r.FinalText, r.Timestamp,
+		r.Attack, r.Defense, r.Channel, r.Agent, r.Target, pyBool(r.Success), r.Confidence,
+		pyBool(r.SinkFired), r.Reason, strings.Join(r.Signals, ";"), r.FinalText, r.Timestamp,
 		r.Key, string(r.Outcome), r.CaseID, r.CaseDescription, r.Task, strconv.Itoa(r.RepeatIndex),
 		strconv.FormatInt(r.Seed, 10), r.RunID, strconv.FormatInt(r.LatencyMS, 10),
 		strconv.Itoa(r.Usage.PromptTokens), strconv.Itoa(r.Usage.CompletionTokens), r.Error,
@@ -326,7 +327,7 @@ func (w *csvWriter) Write(r matrix.Result) error {
 		if j.CanaryFuzzy != 0 {
 			fuzzy = strconv.Itoa(j.CanaryFuzzy)
 		}
-		w.row = append(w.row, j.Payload, j.Canary, args, strconv.FormatBool(j.RequireSink), j.CanaryRegex, j.Criteria, fuzzy)
+		w.row = append(w.row, j.Payload, j.Canary, args, pyBool(j.RequireSink), j.CanaryRegex, j.Criteria, fuzzy)
 	} else {
 		w.row = append(w.row, "", "", "", "", "", "", "")
 	}
@@ -341,13 +342,23 @@ func (w *csvWriter) Write(r matrix.Result) error {
 		}
 		labels = string(b)
 	}
-	w.row = append(w.row, bench, labels)
+	w.row = append(w.row, bench, labels,
+		strconv.Itoa(r.SuccessCount), strconv.Itoa(r.TotalRuns), pyBool(r.ModelComplied), pyBool(r.RuntimeBlocked))
 	if !w.raw {
 		for i, c := range w.row {
 			w.row[i] = NeutralizeCSV(c)
 		}
 	}
 	return w.cw.Write(w.row)
+}
+
+// pyBool spells a boolean as the Python pikit's CSV files do: True,
+// False.
+func pyBool(b bool) string {
+	if b {
+		return "True"
+	}
+	return "False"
 }
 
 func (w *csvWriter) Close() error {

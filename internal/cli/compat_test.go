@@ -132,7 +132,7 @@ func TestReportFormatHTMLOutput(t *testing.T) {
 // Results carry the Python pikit's verdict fields and metadata keys.
 func TestPythonResultFields(t *testing.T) {
 	r := run(t, "run", "--target", "mock:obedient", "--attack", "naive", "--json")
-	for _, want := range []string{`"model_complied":true`, `"runtime_blocked":false`, `"success_count":1`, `"total_runs":1`, `"schema_version":1`, `"pikit_version":"`} {
+	for _, want := range []string{`"model_complied":true`, `"runtime_blocked":false`, `"success_count":1`, `"total_runs":1`, `"schema_version":"pikit.experiment-result.v1"`, `"pikit_version":"`, `"runtime_version":"go`, `"kwargs":{}`, `"type":"canary","trace_step":1,"value":"HACKED"`} {
 		if !strings.Contains(r.out, want) {
 			t.Errorf("no %s in %s", want, r.out)
 		}

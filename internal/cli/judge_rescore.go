@@ -170,7 +170,8 @@ func rescore(ctx context.Context, j judge.Judge, name string, res *matrix.Result
 		return nil
 	}
 	was := res.Outcome
-	v, err := j.Judge(ctx, *res.TraceData, res.JudgedAgainst.JudgeTask())
+	task := res.JudgedAgainst.JudgeTask()
+	v, err := j.Judge(ctx, *res.TraceData, task)
 	t.judged++
 	if res.Metadata == nil {
 		res.Metadata = map[string]any{}
@@ -186,7 +187,7 @@ func rescore(ctx context.Context, j judge.Judge, name string, res *matrix.Result
 		return err
 	}
 	res.Success, res.Outcome, res.Confidence, res.Reason = v.Success, v.Outcome, v.Confidence, v.Reason
-	res.Signals, res.Evidence = v.Signals, v.Evidence
+	res.Signals, res.Evidence = v.Signals, judge.Annotate(v.Evidence, *res.TraceData, task)
 	delete(res.Metadata, "judge_raw")
 	if v.Raw != "" {
 		res.Metadata["judge_raw"] = v.Raw
