@@ -299,8 +299,10 @@ func (s *scanner) jsonl(r io.Reader) error {
 				if rerr = s.refuse(rerr); rerr != nil {
 					return rerr
 				}
-			} else if ferr := s.fn(&s.rec); ferr != nil {
-				return ferr
+			} else if !s.rec.RepeatSummary { // a summary row is not a cell
+				if ferr := s.fn(&s.rec); ferr != nil {
+					return ferr
+				}
 			}
 		}
 		if err != nil { // io.EOF

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -276,5 +277,50 @@ func TestShowDocumentsDefaults(t *testing.T) {
 	r := run(t, "show", "defenses", "spotlighting", "retokenization")
 	if r.code != 0 || strings.Count(r.out, "options:") != 2 || !strings.Contains(r.out, "marker = \"^\"") || !strings.Contains(r.out, "The Python pikit's default differs") {
 		t.Fatalf("exit %d\n%s%s", r.code, r.out, r.err)
+	}
+}
+
+// --repeat-summary writes the Python pikit's summary row after each
+// combination's repeats; pikit's readers pass them over (issue 23).
+func TestRepeatSummaryRows(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "rs.toml")
+	if err := os.WriteFile(cfg, []byte("attacks = [\"naive\", \"escape\"]\nrepeats = 3\ntarget_spec = \"mock:obedient\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "rs.jsonl")
+	if r := run(t, "matrix", "-c", cfg, "-o", out, "--repeat-summary", "-q"); r.code != 0 {
+		t.Fatalf("%+v", r)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 8 {
+		t.Fatalf("%d lines, want 6 cells and 2 summaries", len(lines))
+	}
+	for _, l := range lines[6:] {
+		var row struct {
+			Signals []string
+			Success bool
+			Reason  string
+			Count   int `json:"success_count"`
+			Total   int `json:"total_runs"`
+		}
+		if err := json.Unmarshal([]byte(l), &row); err != nil {
+			t.Fatal(err)
+		}
+		if len(row.Signals) != 1 || row.Signals[0] != "repeat_summary" || !row.Success || row.Count != 3 || row.Total != 3 || row.Reason != "3/3 runs succeeded" {
+			t.Errorf("summary row %s", l)
+		}
+	}
+	if r := run(t, "report", out); !strings.Contains(r.out, "cells           6") {
+		t.Errorf("report counts the summaries: %s", r.out)
+	}
+	for _, args := range [][]string{{"--repeat-summary"}, {"--repeat-summary", "-o", out, "--resume"}} {
+		if r := run(t, append([]string{"matrix", "-c", cfg}, args...)...); r.code != ExitUsage || !strings.Contains(r.err, "--repeat-summary") {
+			t.Errorf("%v: %+v", args, r)
+		}
 	}
 }

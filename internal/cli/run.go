@@ -42,6 +42,7 @@ type runOptions struct {
 	Output          string
 	Force           bool
 	Resume          bool
+	RepeatSummary   bool
 	Concurrency     int
 	DryRun          bool
 	Shard           string
@@ -151,6 +152,7 @@ func (o *runOptions) addFlags(cmd *cobra.Command, batch bool, skip ...string) {
 	f.BoolVarP(&o.Yes, "yes", "y", false, "run a plan over --max-cells without asking")
 	f.BoolVar(&o.CSVRaw, "csv-raw", false, "with --output FILE.csv, write cells as they are: no ' before a leading =, +, -, @, tab or CR (which a spreadsheet would run as a formula)")
 	if batch {
+		f.BoolVar(&o.RepeatSummary, "repeat-summary", false, "with --output, after a run with repeats write the Python pikit's summary row for each combination: how many of its repeats succeeded (readers pass these rows over)")
 		f.BoolVar(&o.Resume, "resume", false, "continue an interrupted run: keep the results already in the --output .jsonl, run only the missing cells")
 		f.StringVar(&o.Shard, "shard", "", "run only shard `K/N` of the cells (1 <= K <= N; auto/N takes K from JOB_COMPLETION_INDEX)")
 		f.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress bar")
@@ -229,6 +231,14 @@ func (o *runOptions) complete(cmd *cobra.Command) error {
 	}
 	if o.CSVRaw && !strings.HasSuffix(strings.ToLower(o.Output), ".csv") {
 		return usage(errors.New("--csv-raw applies only with --output FILE.csv"))
+	}
+	if o.RepeatSummary {
+		switch {
+		case o.Output == "":
+			return usage(errors.New("--repeat-summary writes rows to --output FILE: give one"))
+		case o.Resume, o.Shard != "":
+			return usage(errors.New("--repeat-summary counts a whole run's repeats: not with --resume or --shard (merge the shards, then count them with pikit report)"))
+		}
 	}
 	if o.Resume {
 		if o.Force {
@@ -353,6 +363,7 @@ func (o *runOptions) execute(ctx context.Context, streams IO, src matrix.Source,
 		}
 	}
 	cutShort := 0 // cells in flight that a signal ended (external agents)
+	var repeats repeatTally
 	sink := func(r matrix.Result, line []byte) error {
 		var err error
 		switch {
@@ -367,6 +378,9 @@ func (o *runOptions) execute(ctx context.Context, streams IO, src matrix.Source,
 		status.Add(r)
 		if w == nil {
 			table.Add(r)
+		}
+		if o.RepeatSummary {
+			repeats.add(r)
 		}
 		bar.add(r)
 		if r.Metadata["interrupted"] == true {
@@ -397,6 +411,19 @@ func (o *runOptions) execute(ctx context.Context, streams IO, src matrix.Source,
 		of = "about " + of
 	}
 	mu.Unlock()
+	if w != nil && o.RepeatSummary && runErr == nil {
+		if enc != nil {
+			runErr = enc.Flush()
+		}
+		for _, r := range repeats.summaries() {
+			if runErr == nil {
+				runErr = w.Write(r)
+			}
+		}
+		if runErr != nil {
+			runErr = fmt.Errorf("writing %s: %w", o.Output, runErr)
+		}
+	}
 	if w != nil {
 		if err := w.Close(); err != nil && runErr == nil {
 			runErr = fmt.Errorf("writing %s: %w", o.Output, err)
