@@ -1,21 +1,18 @@
 package agent
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
 	"testing"
 
+	"github.com/pikit-go/pikit/internal/golden"
 	"github.com/pikit-go/pikit/method"
 	"github.com/pikit-go/pikit/target"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 func TestNamesAndLookup(t *testing.T) {
 	names := Names()
@@ -262,22 +259,12 @@ func TestGoldenEmailScriptedTrace(t *testing.T) {
 	}
 	got = append(got, '\n')
 	path := filepath.Join("testdata", "email_scripted_trace.json")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	golden.Check(t, path, got)
+	// The golden file decodes to the same trace.
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
+		t.Fatal(err)
 	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("trace differs from %s (run with -update to accept):\n got %s\nwant %s", path, got, want)
-	}
-	// The golden file decodes to the same trace.
 	var back Trace
 	if err := json.Unmarshal(want, &back); err != nil {
 		t.Fatal(err)

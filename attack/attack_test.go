@@ -4,9 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -16,10 +14,9 @@ import (
 	"unicode"
 
 	"github.com/pikit-go/pikit/channel"
+	goldenfile "github.com/pikit-go/pikit/internal/golden"
 	"github.com/pikit-go/pikit/method"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 const (
 	testPrompt = "Summarize the attached report."
@@ -425,20 +422,7 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := a.Inject(testPrompt, testTask)
-			path := filepath.Join("testdata", name+".golden")
-			if *update {
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./attack/ -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("%s differs from the golden file (run go test ./attack/ -update if the change is meant):\ngot:\n%s\nwant:\n%s", name, got, want)
-			}
+			goldenfile.Check(t, filepath.Join("testdata", name+".golden"), []byte(got))
 		})
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pikit-go/pikit/internal/golden"
+
 	"github.com/goccy/go-yaml"
 
 	"github.com/pikit-go/pikit/method"
@@ -63,19 +65,7 @@ func TestMethods(t *testing.T) {
 			checkKept(t, c.name, data, out)
 
 			path := filepath.Join("testdata", c.name+"."+strings.ReplaceAll(comboName(c.opts), ",", ".")+".golden")
-			if *update {
-				if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./channel/ -update)", err)
-			}
-			if out != string(want) {
-				t.Errorf("output differs from %s (run with -update to accept):\n%s", path, out)
-			}
+			golden.Check(t, path, []byte(out))
 		})
 	}
 }

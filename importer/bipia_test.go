@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,22 +11,10 @@ import (
 	"testing"
 
 	"github.com/pikit-go/pikit/dataset"
+	goldenfile "github.com/pikit-go/pikit/internal/golden"
 	"github.com/pikit-go/pikit/judge"
 	"github.com/pikit-go/pikit/matrix"
 )
-
-func init() {
-	// -update rewrites the golden files; defined once for the package
-	// whichever test file gets there first.
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite the importers' golden files")
-	}
-}
-
-func benchUpdating() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
 
 // benchGolden compares one case, with the scenario it runs on, written as
 // TOML, to a golden file.
@@ -50,18 +37,7 @@ func benchGolden(t *testing.T, d *Dataset, id, golden string) {
 	if err := Write(&b, one); err != nil {
 		t.Fatal(err)
 	}
-	if benchUpdating() {
-		if err := os.WriteFile(golden, b.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to write it)", err)
-	}
-	if !bytes.Equal(b.Bytes(), want) {
-		t.Errorf("case %s differs from %s (go test -update rewrites it):\n%s", id, golden, b.String())
-	}
+	goldenfile.Check(t, golden, b.Bytes())
 }
 
 // benchRun writes the dataset, parses it as pikit does and runs every

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"math"
 	"os"
@@ -18,43 +17,17 @@ import (
 	"time"
 
 	"github.com/pikit-go/pikit/dataset"
+	goldenfile "github.com/pikit-go/pikit/internal/golden"
 	"github.com/pikit-go/pikit/internal/textcut"
 	"github.com/pikit-go/pikit/judge"
 	"github.com/pikit-go/pikit/matrix"
 )
 
-// The golden files' -update flag is shared by the package's tests: it is
-// registered here only when no other test file has done so.
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite the golden files under testdata")
-	}
-}
-
-func updating() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
-
-// golden compares got with a golden file, rewriting it under -update.
+// golden compares got with a golden file (go test ./importer -update
+// rewrites it).
 func golden(t *testing.T, file string, got []byte) {
 	t.Helper()
-	if updating() {
-		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(file, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatalf("%v (run go test ./importer -run %s -update to write it)", err, t.Name())
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from what was generated (-update rewrites it):\n--- got\n%s", file, got)
-	}
+	goldenfile.Check(t, file, got)
 }
 
 // oneCase is the dataset holding only the case with the given id and the

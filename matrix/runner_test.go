@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,11 +13,10 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/pikit-go/pikit/internal/golden"
 	"github.com/pikit-go/pikit/judge"
 	"github.com/pikit-go/pikit/target"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 type funcTarget func(ctx context.Context, req target.Request) (target.Response, error)
 
@@ -241,17 +239,10 @@ seed = 3`)
 	}
 	got = append(got, '\n')
 	path := filepath.Join("testdata", "mock_cell.golden.json")
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	golden.Check(t, path, got)
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test ./matrix -update to create it)", err)
-	}
-	if string(got) != string(want) {
-		t.Errorf("result differs from %s:\n%s", path, got)
+		t.Fatal(err)
 	}
 	var back Result
 	if err := json.Unmarshal(want, &back); err != nil || back.Key != r.Key || back.TraceData == nil || len(back.TraceData.Steps) != 2 {

@@ -2,18 +2,15 @@ package proxy
 
 import (
 	"errors"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
+	goldenfile "github.com/pikit-go/pikit/internal/golden"
 	"github.com/pikit-go/pikit/matrix"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 func parseConfig(t *testing.T, doc string) matrix.Config {
 	t.Helper()
@@ -152,20 +149,7 @@ func TestParseRulesErrors(t *testing.T) {
 			fmt.Fprintf(&golden, "## %s\n%s\n%v\n\n", tc.name, tc.doc, err)
 		})
 	}
-	path := filepath.Join("testdata", "rules_errors.golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(golden.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to write it)", err)
-	}
-	if golden.String() != string(want) {
-		t.Errorf("the errors differ from %s (go test -update rewrites it):\n%s", path, golden.String())
-	}
+	goldenfile.Check(t, filepath.Join("testdata", "rules_errors.golden"), []byte(golden.String()))
 }
 
 func TestIsSink(t *testing.T) {
