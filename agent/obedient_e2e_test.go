@@ -1,10 +1,8 @@
 package agent_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/pikit-go/pikit/agent"
+	"github.com/pikit-go/pikit/internal/golden"
 	"github.com/pikit-go/pikit/judge"
 	"github.com/pikit-go/pikit/matrix"
 	"github.com/pikit-go/pikit/target"
@@ -265,10 +264,6 @@ func TestObedientE2ECoversScenarios(t *testing.T) {
 // per scenario in testdata/golden/<scenario>.json (go test -update
 // rewrites them), and checks each round-trips through JSON.
 func TestGoldenObedientTraces(t *testing.T) {
-	update := false
-	if f := flag.Lookup("update"); f != nil {
-		update = f.Value.(flag.Getter).Get().(bool)
-	}
 	for _, c := range e2eCases {
 		t.Run(c.agent, func(t *testing.T) {
 			r := runCell(t, e2eConfig(c, "naive", "none"))
@@ -278,20 +273,10 @@ func TestGoldenObedientTraces(t *testing.T) {
 			}
 			got = append(got, '\n')
 			path := filepath.Join("testdata", "golden", c.agent+".json")
-			if update {
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			golden.Check(t, path, got)
 			want, err := os.ReadFile(path)
 			if err != nil {
-				t.Fatalf("%v (run go test ./agent/ -run Golden -update to create it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("trace differs from %s (run with -update to accept):\n got %s\nwant %s", path, got, want)
+				t.Fatal(err)
 			}
 			var back agent.Trace
 			if err := json.Unmarshal(want, &back); err != nil {
