@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pikit-go/pikit/internal/lazy"
 	"github.com/pikit-go/pikit/target"
 )
 
@@ -41,10 +42,10 @@ var (
 	}
 	goalRe    = tagRe(tagGoal)
 	candRe    = tagRe(tagCand)
-	variantRe = regexp.MustCompile(`<` + tagVariant + `>(\d+) of (\d+)</` + tagVariant + `>`)
-	turnRe    = regexp.MustCompile(`<` + tagTurn + `>(\d+) of (\d+)</` + tagTurn + `>`)
-	outcomeRe = regexp.MustCompile(`<` + tagVerdict + ` outcome="([a-z_]*)"`)
-	b64Re     = regexp.MustCompile(`[A-Za-z0-9+/]{16,}={0,2}`)
+	variantRe = lazy.Regexp(`<` + tagVariant + `>(\d+) of (\d+)</` + tagVariant + `>`)
+	turnRe    = lazy.Regexp(`<` + tagTurn + `>(\d+) of (\d+)</` + tagTurn + `>`)
+	outcomeRe = lazy.Regexp(`<` + tagVerdict + ` outcome="([a-z_]*)"`)
+	b64Re     = lazy.Regexp(`[A-Za-z0-9+/]{16,}={0,2}`)
 )
 
 // Chat implements target.Target.
@@ -97,11 +98,11 @@ func mockAttack(req target.Request, seed int64) string {
 		return mockTurn(goal, last, tried, seed)
 	}
 	outcome := ""
-	if m := outcomeRe.FindStringSubmatch(last); m != nil {
+	if m := outcomeRe().FindStringSubmatch(last); m != nil {
 		outcome = m[1]
 	}
 	variant, of := 1, 1
-	if m := variantRe.FindStringSubmatch(last); m != nil {
+	if m := variantRe().FindStringSubmatch(last); m != nil {
 		variant, _ = strconv.Atoi(m[1])
 		of, _ = strconv.Atoi(m[2])
 	}
@@ -141,7 +142,7 @@ var warmups = []string{
 
 func mockTurn(goal, last string, tried []string, seed int64) string {
 	turn, of := 1, 2
-	if m := turnRe.FindStringSubmatch(last); m != nil {
+	if m := turnRe().FindStringSubmatch(last); m != nil {
 		turn, _ = strconv.Atoi(m[1])
 		of, _ = strconv.Atoi(m[2])
 	}
@@ -174,7 +175,7 @@ func propose(improvement, prompt string) string {
 // needs a third of its longer words.
 func keepsGoal(goal, cand string) bool {
 	readings := strings.ToLower(cand)
-	for _, blob := range b64Re.FindAllString(cand, 8) {
+	for _, blob := range b64Re().FindAllString(cand, 8) {
 		if b, err := base64.StdEncoding.DecodeString(blob); err == nil {
 			readings += "\n" + strings.ToLower(string(b))
 		}

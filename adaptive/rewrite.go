@@ -1,10 +1,11 @@
 package adaptive
 
 import (
-	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/pikit-go/pikit/internal/lazy"
 )
 
 // The rewrites below are the paraphrase transforms of the mutation
@@ -16,12 +17,12 @@ import (
 var (
 	// overrideRe matches a leading clause telling the model to drop what
 	// it was doing ("Ignore your task and ", "Disregard the above. ").
-	overrideRe = regexp.MustCompile(`(?i)^\s*(?:please\s+)?(?:ignore|disregard|forget|override|set\s+aside|stop\s+following|never\s+mind)\b[^.;:!?\n]{0,120}?(?:\s+and\s+(?:instead\s+|then\s+)?|\s*[,;:]\s*(?:and\s+)?(?:instead\s+|then\s+)?|[.!]\s+)`)
+	overrideRe = lazy.Regexp(`(?i)^\s*(?:please\s+)?(?:ignore|disregard|forget|override|set\s+aside|stop\s+following|never\s+mind)\b[^.;:!?\n]{0,120}?(?:\s+and\s+(?:instead\s+|then\s+)?|\s*[,;:]\s*(?:and\s+)?(?:instead\s+|then\s+)?|[.!]\s+)`)
 	// forcedRe matches wording that pins the reply ("reply with exactly:").
-	forcedRe = regexp.MustCompile(`(?i)\b(?:reply|respond|answer)\s+(?:only\s+)?with\s+(?:exactly|only|just|precisely)?\s*:?\s*`)
+	forcedRe = lazy.Regexp(`(?i)\b(?:reply|respond|answer)\s+(?:only\s+)?with\s+(?:exactly|only|just|precisely)?\s*:?\s*`)
 	// loudRe matches shouted markers detectors look for.
-	spaceBeforeRe = regexp.MustCompile(` ([.,;:!?])`)
-	loudRe        = regexp.MustCompile(`(?i)\b(?:important|urgent|attention|system|admin|new\s+instructions?)\s*[:!-]+\s*|\b(?:immediately|instead)\b\s*`)
+	spaceBeforeRe = lazy.Regexp(` ([.,;:!?])`)
+	loudRe        = lazy.Regexp(`(?i)\b(?:important|urgent|attention|system|admin|new\s+instructions?)\s*[:!-]+\s*|\b(?:immediately|instead)\b\s*`)
 )
 
 // soften restates a task without the phrasing filters flag: no clause
@@ -29,15 +30,15 @@ var (
 func soften(task string) string {
 	s := strings.TrimSpace(task)
 	for range 3 {
-		t := overrideRe.ReplaceAllString(s, "")
+		t := overrideRe().ReplaceAllString(s, "")
 		if t == s {
 			break
 		}
 		s = t
 	}
-	s = forcedRe.ReplaceAllString(s, "respond with ")
-	s = loudRe.ReplaceAllString(s, "")
-	s = spaceBeforeRe.ReplaceAllString(strings.Join(strings.Fields(s), " "), "$1")
+	s = forcedRe().ReplaceAllString(s, "respond with ")
+	s = loudRe().ReplaceAllString(s, "")
+	s = spaceBeforeRe().ReplaceAllString(strings.Join(strings.Fields(s), " "), "$1")
 	if s == "" {
 		return strings.TrimSpace(task)
 	}
@@ -114,12 +115,12 @@ func lowerFirst(s string) string {
 
 // keyTerms are the specifics of a goal a candidate must keep to pursue it:
 // addresses, URLs, long numbers, quoted strings, shouted words.
-var keyTermRe = regexp.MustCompile(`[\w.+-]+@[\w-]+(?:\.[\w-]+)+|https?://[^\s"'<>)]+|\b\d[\d-]{2,}\d\b|"[^"\n]{2,60}"|\b[A-Z][A-Z0-9_]{3,}\b`)
+var keyTermRe = lazy.Regexp(`[\w.+-]+@[\w-]+(?:\.[\w-]+)+|https?://[^\s"'<>)]+|\b\d[\d-]{2,}\d\b|"[^"\n]{2,60}"|\b[A-Z][A-Z0-9_]{3,}\b`)
 
 func keyTerms(goal string) []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, m := range keyTermRe.FindAllString(goal, 20) {
+	for _, m := range keyTermRe().FindAllString(goal, 20) {
 		m = strings.Trim(strings.TrimRight(m, ".,;:"), `"`)
 		k := strings.ToLower(m)
 		if m != "" && !seen[k] {

@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
 
+	"github.com/pikit-go/pikit/internal/lazy"
 	"github.com/pikit-go/pikit/internal/suggest"
 	"github.com/pikit-go/pikit/method"
 )
@@ -28,8 +28,8 @@ var (
 	paramTypes   = []string{"string", "number", "integer", "boolean", "array", "object"}
 	taintModes   = []string{TaintReplace, TaintInsert, TaintAppend}
 	// ScenarioNameRe is what a declarative scenario's name may be.
-	ScenarioNameRe = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
-	placeholderRe  = regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+	ScenarioNameRe = lazy.Regexp(`^[A-Za-z0-9_.-]{1,128}$`)
+	placeholderRe  = lazy.Regexp(`\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 )
 
 // DefaultDeclarativeChannel is the channel of a declarative scenario that
@@ -58,7 +58,7 @@ func ParseScenario(name string, m map[string]any) (*Scenario, []Problem) {
 	bad := func(key, format string, args ...any) {
 		probs = append(probs, Problem{Key: key, Msg: fmt.Sprintf(format, args...)})
 	}
-	if !ScenarioNameRe.MatchString(name) {
+	if !ScenarioNameRe().MatchString(name) {
 		bad("", "a scenario name is 1 to 128 letters, digits, _, - and .")
 	}
 	if Registry.Check(name) == nil {
@@ -266,7 +266,7 @@ func parseTool(m map[string]any) (Tool, []Problem) {
 	t := Tool{Name: str("name"), Description: str("description")}
 	if t.Name == "" {
 		bad("name", "a tool needs a name")
-	} else if !ScenarioNameRe.MatchString(t.Name) || len(t.Name) > 64 {
+	} else if !ScenarioNameRe().MatchString(t.Name) || len(t.Name) > 64 {
 		bad("name", "%q: a tool name is 1 to 64 letters, digits, _, - and .", t.Name)
 	}
 	if v, ok := m["sink"]; ok {
@@ -358,7 +358,7 @@ func parseTool(m map[string]any) (Tool, []Problem) {
 		}
 	}
 	if template != "" {
-		for _, mm := range placeholderRe.FindAllStringSubmatch(template, -1) {
+		for _, mm := range placeholderRe().FindAllStringSubmatch(template, -1) {
 			if _, ok := props[mm[1]]; !ok {
 				bad("template", "{%s} names no parameter of the tool", mm[1])
 			}
@@ -377,7 +377,7 @@ func parseTool(m map[string]any) (Tool, []Problem) {
 		t.Output = func(map[string]any) string { return confirm }
 	case template != "":
 		t.Output = func(args map[string]any) string {
-			return placeholderRe.ReplaceAllStringFunc(template, func(ph string) string {
+			return placeholderRe().ReplaceAllStringFunc(template, func(ph string) string {
 				return ArgText(args[ph[1:len(ph)-1]])
 			})
 		}

@@ -3,9 +3,9 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 
+	"github.com/pikit-go/pikit/internal/lazy"
 	"github.com/pikit-go/pikit/target"
 )
 
@@ -69,7 +69,7 @@ func reactAction(call target.ToolCall) string {
 
 var (
 	// reactKey finds the format's keys at the start of a line.
-	reactKey = regexp.MustCompile(`(?m)^[ \t]*(Thought|Action Input|Action|Observation|Final Answer)[ \t]*:`)
+	reactKey = lazy.Regexp(`(?m)^[ \t]*(Thought|Action Input|Action|Observation|Final Answer)[ \t]*:`)
 )
 
 // parseReAct reads one ReAct reply. The reply's first action is the call
@@ -81,7 +81,7 @@ var (
 // object. final is the text of Final Answer, or the whole reply when it
 // has no key at all.
 func parseReAct(reply string, id string) (call *target.ToolCall, final string) {
-	keys := reactKey.FindAllStringSubmatchIndex(reply, -1)
+	keys := reactKey().FindAllStringSubmatchIndex(reply, -1)
 	if len(keys) == 0 {
 		return nil, strings.TrimSpace(reply)
 	}
@@ -140,7 +140,7 @@ func reactJSON(input string) string {
 // reactUpToObservation is a reply without the observation the model wrote
 // itself after its action, if any.
 func reactUpToObservation(reply string) string {
-	for _, k := range reactKey.FindAllStringSubmatchIndex(reply, -1) {
+	for _, k := range reactKey().FindAllStringSubmatchIndex(reply, -1) {
 		if reply[k[2]:k[3]] == "Observation" && strings.Contains(reply[:k[0]], "Action") {
 			return strings.TrimRight(reply[:k[0]], " \t\n")
 		}

@@ -1,9 +1,9 @@
 package channel
 
 import (
-	"regexp"
 	"strings"
 
+	"github.com/pikit-go/pikit/internal/lazy"
 	"github.com/pikit-go/pikit/method"
 )
 
@@ -34,7 +34,7 @@ var (
 // Sample returns a clean channel transcript.
 func (chatMessage) Sample() string { return chatSample }
 
-var chatLine = regexp.MustCompile(`^(\s*↳\s*)?\[(\d{1,2}:\d{2})\]\s+([^:]{1,60}):\s`)
+var chatLine = lazy.Regexp(`^(\s*↳\s*)?\[(\d{1,2}:\d{2})\]\s+([^:]{1,60}):\s`)
 
 // Taint hides the payload around the middle top-level message. New messages
 // take the time of the message before them and an author from the
@@ -52,7 +52,7 @@ func (c chatMessage) Taint(data, payload string) (string, error) {
 	}
 	var msgs []msg
 	for i, l := range lines {
-		if m := chatLine.FindStringSubmatch(l); m != nil {
+		if m := chatLine().FindStringSubmatch(l); m != nil {
 			msgs = append(msgs, msg{line: i, last: i, reply: m[1] != "", time: m[2], author: strings.TrimSpace(m[3])})
 			continue
 		}

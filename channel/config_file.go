@@ -2,8 +2,9 @@ package channel
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
+
+	"github.com/pikit-go/pikit/internal/lazy"
 
 	"github.com/goccy/go-yaml"
 	"github.com/pelletier/go-toml/v2"
@@ -56,11 +57,11 @@ func (c configFile) Sample() string {
 }
 
 var (
-	yamlScalarLine = regexp.MustCompile(`^([ \t]*)([A-Za-z_][A-Za-z0-9_.\-]*):[ \t]+([^|>\[{&*!#\s].*)$`)
-	tomlStringLine = regexp.MustCompile(`^([ \t]*)([A-Za-z0-9_\-]+)[ \t]*=[ \t]*("[^"\\]*(?:\\.[^"\\]*)*"|'[^']*')[ \t]*$`)
-	envLine        = regexp.MustCompile(`^(export[ \t]+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$`)
-	tomlTable      = regexp.MustCompile(`^[ \t]*\[`)
-	describing     = regexp.MustCompile(`(?i)(desc|summary|note|comment|message|title|about)`)
+	yamlScalarLine = lazy.Regexp(`^([ \t]*)([A-Za-z_][A-Za-z0-9_.\-]*):[ \t]+([^|>\[{&*!#\s].*)$`)
+	tomlStringLine = lazy.Regexp(`^([ \t]*)([A-Za-z0-9_\-]+)[ \t]*=[ \t]*("[^"\\]*(?:\\.[^"\\]*)*"|'[^']*')[ \t]*$`)
+	envLine        = lazy.Regexp(`^(export[ \t]+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$`)
+	tomlTable      = lazy.Regexp(`^[ \t]*\[`)
+	describing     = lazy.Regexp(`(?i)(desc|summary|note|comment|message|title|about)`)
 )
 
 // Taint hides the payload; values are re-quoted for the format, so quotes
@@ -112,7 +113,7 @@ func (c configFile) extendValue(text, payload string) (string, bool) {
 	var first, rest []int
 	for i, l := range lines {
 		if k := keyOf(c.format, l); k != "" {
-			if describing.MatchString(k) {
+			if describing().MatchString(k) {
 				first = append(first, i)
 			} else {
 				rest = append(rest, i)
@@ -124,7 +125,7 @@ func (c configFile) extendValue(text, payload string) (string, bool) {
 		var line string
 		switch c.format {
 		case "yaml":
-			m := yamlScalarLine.FindStringSubmatch(l)
+			m := yamlScalarLine().FindStringSubmatch(l)
 			if strings.Contains(m[3], " #") {
 				continue // a trailing comment: leave the line alone
 			}
@@ -136,7 +137,7 @@ func (c configFile) extendValue(text, payload string) (string, bool) {
 				line = m[1] + m[2] + ": " + yamlQuote(old+" "+payload)
 			}
 		case "toml":
-			m := tomlStringLine.FindStringSubmatch(l)
+			m := tomlStringLine().FindStringSubmatch(l)
 			var v map[string]any
 			if toml.Unmarshal([]byte(m[2]+" = "+m[3]), &v) != nil {
 				continue
@@ -145,7 +146,7 @@ func (c configFile) extendValue(text, payload string) (string, bool) {
 				line = m[1] + m[2] + " = " + tomlQuote(old+" "+payload)
 			}
 		default:
-			m := envLine.FindStringSubmatch(l)
+			m := envLine().FindStringSubmatch(l)
 			if old := envUnquote(m[3]); strings.TrimSpace(old) != "" {
 				line = m[1] + m[2] + "=" + envQuote(old+" "+payload)
 			}
@@ -162,11 +163,11 @@ func keyOf(format, line string) string {
 	var m []string
 	switch format {
 	case "yaml":
-		m = yamlScalarLine.FindStringSubmatch(line)
+		m = yamlScalarLine().FindStringSubmatch(line)
 	case "toml":
-		m = tomlStringLine.FindStringSubmatch(line)
+		m = tomlStringLine().FindStringSubmatch(line)
 	default:
-		m = envLine.FindStringSubmatch(line)
+		m = envLine().FindStringSubmatch(line)
 	}
 	if m == nil {
 		return ""
@@ -184,7 +185,7 @@ func (c configFile) addKey(text, payload string) string {
 		line := key + " = " + tomlQuote(payload)
 		lines := strings.Split(text, "\n")
 		for i, l := range lines {
-			if tomlTable.MatchString(l) {
+			if tomlTable().MatchString(l) {
 				// Top-level keys must come before the first table.
 				ins := []string{line, ""}
 				return strings.Join(append(append(append([]string{}, lines[:i]...), ins...), lines[i:]...), "\n")
@@ -194,7 +195,7 @@ func (c configFile) addKey(text, payload string) string {
 	case "env":
 		seen := map[string]bool{}
 		for _, l := range strings.Split(text, "\n") {
-			if m := envLine.FindStringSubmatch(l); m != nil {
+			if m := envLine().FindStringSubmatch(l); m != nil {
 				seen[m[2]] = true
 			}
 		}

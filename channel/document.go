@@ -2,10 +2,10 @@ package channel
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 
+	"github.com/pikit-go/pikit/internal/lazy"
 	"github.com/pikit-go/pikit/method"
 )
 
@@ -35,7 +35,7 @@ var (
 // Sample returns a clean internal report.
 func (document) Sample() string { return documentSample }
 
-var footnoteMark = regexp.MustCompile(`\[(\d{1,3})\]`)
+var footnoteMark = lazy.Regexp(`\[(\d{1,3})\]`)
 
 // Taint hides the payload as a paragraph of the document.
 func (d document) Taint(data, payload string) (string, error) {
@@ -63,7 +63,7 @@ func (d document) taint(text, body string) string {
 		return strings.Join(out, "\n")
 	case "footnote":
 		n := 1
-		for _, m := range footnoteMark.FindAllStringSubmatch(text, -1) {
+		for _, m := range footnoteMark().FindAllStringSubmatch(text, -1) {
 			if k, _ := strconv.Atoi(m[1]); k >= n {
 				n = k + 1
 			}

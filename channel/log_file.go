@@ -1,9 +1,9 @@
 package channel
 
 import (
-	"regexp"
 	"strings"
 
+	"github.com/pikit-go/pikit/internal/lazy"
 	"github.com/pikit-go/pikit/method"
 )
 
@@ -42,11 +42,11 @@ var (
 func (logFile) Sample() string { return logSample }
 
 // logLevel finds a level word in a log line; group 1 is the level itself.
-var logLevel = regexp.MustCompile(`\b(TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|FATAL|CRITICAL|trace|debug|info|notice|warn|warning|error|fatal|critical|Trace|Debug|Info|Notice|Warn|Warning|Error|Fatal|Critical)\b`)
+var logLevel = lazy.Regexp(`\b(TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|FATAL|CRITICAL|trace|debug|info|notice|warn|warning|error|fatal|critical|Trace|Debug|Info|Notice|Warn|Warning|Error|Fatal|Critical)\b`)
 
 // logComponent matches what follows the level up to the message: closing
 // brackets, padding, separators and an optional [component] or name: tag.
-var logComponent = regexp.MustCompile(`^[\]\)>]?[ \t:|-]*(\[[^\]]{1,40}\][ \t:]*|[A-Za-z0-9_.\-/]{1,40}:[ \t]+)?`)
+var logComponent = lazy.Regexp(`^[\]\)>]?[ \t:|-]*(\[[^\]]{1,40}\][ \t:]*|[A-Za-z0-9_.\-/]{1,40}:[ \t]+)?`)
 
 // Taint inserts one entry. Its prefix (timestamp, level, component) is
 // copied from the line before it, with the level replaced and written the
@@ -92,7 +92,7 @@ func (l logFile) Taint(data, payload string) (string, error) {
 // logEntry returns the prefix of a new entry modelled on template.
 func logEntry(template, level string) string {
 	word := strings.ToUpper(level)
-	loc := logLevel.FindStringSubmatchIndex(template)
+	loc := logLevel().FindStringSubmatchIndex(template)
 	if loc == nil || loc[0] > 64 {
 		return word + " "
 	}
@@ -107,7 +107,7 @@ func logEntry(template, level string) string {
 		word += old[4:]
 	}
 	rest := template[loc[3]:]
-	comp := rest[:logComponent.FindStringIndex(rest)[1]]
+	comp := rest[:logComponent().FindStringIndex(rest)[1]]
 	// Keep the columns aligned: padding after the level absorbs the
 	// difference in length between the old and the new level word.
 	if pad := len(comp) - len(strings.TrimLeft(comp, " ")); pad > 0 {

@@ -1,9 +1,9 @@
 package channel
 
 import (
-	"regexp"
 	"strings"
 
+	"github.com/pikit-go/pikit/internal/lazy"
 	"github.com/pikit-go/pikit/method"
 )
 
@@ -34,7 +34,7 @@ var (
 func (markdown) Sample() string { return markdownSample }
 
 // inlineLink matches an inline link or image with no title: [text](url).
-var inlineLink = regexp.MustCompile(`\[[^\]\n]*\]\(([^()\s]+)\)`)
+var inlineLink = lazy.Regexp(`\[[^\]\n]*\]\(([^()\s]+)\)`)
 
 // Taint hides the payload. The comment goes under the first level-one
 // heading (or at the end); the link title goes on the first inline link
@@ -45,7 +45,7 @@ func (m markdown) Taint(data, payload string) (string, error) {
 	switch m.method {
 	case "link_title":
 		title := mdTitle(payload)
-		if loc := inlineLink.FindStringSubmatchIndex(data); loc != nil {
+		if loc := inlineLink().FindStringSubmatchIndex(data); loc != nil {
 			end := loc[3] // end of the URL
 			return data[:end] + " " + title + data[end:], nil
 		}

@@ -9,6 +9,8 @@ import (
 	"time"
 	"unicode/utf16"
 
+	"github.com/pikit-go/pikit/internal/lazy"
+
 	"codeberg.org/go-pdf/fpdf"
 
 	"github.com/pikit-go/pikit/method"
@@ -29,7 +31,7 @@ func init() {
 			Default: "Comments",
 		}},
 	}, func(o options) (Channel, error) {
-		if !pdfCustomKey.MatchString(o["custom_key"]) || isPDFKey(o["custom_key"]) {
+		if !pdfCustomKey().MatchString(o["custom_key"]) || isPDFKey(o["custom_key"]) {
 			return nil, factoryOptionError("pdf_metadata", "custom_key",
 				fmt.Sprintf("%q is not a custom document information key (letters, digits, '-' and '_', starting with a letter, not a standard key)", o["custom_key"]), nil)
 		}
@@ -43,7 +45,7 @@ type pdfMetadata struct{ field, custom string }
 
 // pdfCustomKey is a key a custom Info entry may have: a PDF name whose
 // text rendering reads back as the same key.
-var pdfCustomKey = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
+var pdfCustomKey = lazy.Regexp(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
 
 var (
 	_ Channel    = pdfMetadata{}
@@ -58,7 +60,7 @@ func (pdfMetadata) Sample() string { return pdfSample }
 // pdfKeys are the metadata lines the text rendering knows, in print order.
 var pdfKeys = []string{"Title", "Subject", "Keywords", "Author", "Creator", "Producer", "CreationDate", "ModDate", "Pages", "Page size", "PDF version"}
 
-var pdfKeyLine = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9 _-]*):\s*(.*)$`)
+var pdfKeyLine = lazy.Regexp(`^([A-Za-z][A-Za-z0-9 _-]*):\s*(.*)$`)
 
 // pdfDoc is a PDF seen as metadata entries plus body text.
 type pdfDoc struct {
@@ -73,7 +75,7 @@ func parsePDFText(data string) pdfDoc {
 	d := pdfDoc{values: map[string]string{}}
 	text := strings.ReplaceAll(data, "\r\n", "\n")
 	first, _, _ := strings.Cut(text, "\n")
-	if m := pdfKeyLine.FindStringSubmatch(first); m == nil || !isPDFKey(m[1]) {
+	if m := pdfKeyLine().FindStringSubmatch(first); m == nil || !isPDFKey(m[1]) {
 		d.body = text
 		return d
 	}
@@ -86,7 +88,7 @@ func parsePDFText(data string) pdfDoc {
 			d.values[k] += "\n" + strings.TrimLeft(l, " \t")
 			continue
 		}
-		if m := pdfKeyLine.FindStringSubmatch(l); m != nil {
+		if m := pdfKeyLine().FindStringSubmatch(l); m != nil {
 			if _, dup := d.values[m[1]]; !dup {
 				d.keys = append(d.keys, m[1])
 			}
@@ -225,7 +227,7 @@ func (p pdfMetadata) TaintFile(dir, data, payload string) (string, error) {
 	}
 	out := buf.Bytes()
 	for _, k := range d.keys {
-		if _, standard := setters[k]; standard || isPDFKey(k) || !pdfCustomKey.MatchString(k) {
+		if _, standard := setters[k]; standard || isPDFKey(k) || !pdfCustomKey().MatchString(k) {
 			continue
 		}
 		var err error

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf16"
+
+	"github.com/pikit-go/pikit/internal/lazy"
 )
 
 var _ FileReader = pdfMetadata{}
@@ -42,13 +44,13 @@ func PDFText(b []byte) (string, error) {
 }
 
 var (
-	pdfObjRE   = regexp.MustCompile(`(?m)^(\d+) 0 obj\b`)
+	pdfObjRE   = lazy.Regexp(`(?m)^(\d+) 0 obj\b`)
 	pdfRefRE   = func(key string) *regexp.Regexp { return regexp.MustCompile(`/` + key + `\s+(\d+)\s+0\s+R`) }
 	pdfInfoRef = pdfRefRE("Info")
 	pdfRootRef = pdfRefRE("Root")
-	pdfKidsRE  = regexp.MustCompile(`/Kids\s*\[([^\]]*)\]`)
-	pdfRefsRE  = regexp.MustCompile(`(\d+)\s+0\s+R`)
-	pdfNameRE  = regexp.MustCompile(`/([A-Za-z][A-Za-z0-9_-]*)\s*\(`)
+	pdfKidsRE  = lazy.Regexp(`/Kids\s*\[([^\]]*)\]`)
+	pdfRefsRE  = lazy.Regexp(`(\d+)\s+0\s+R`)
+	pdfNameRE  = lazy.Regexp(`/([A-Za-z][A-Za-z0-9_-]*)\s*\(`)
 )
 
 // extractPDFText renders a PDF's metadata and page text.
@@ -57,7 +59,7 @@ func extractPDFText(pdf []byte) (string, error) {
 		return "", fmt.Errorf("not a PDF")
 	}
 	objs := map[string][]byte{}
-	locs := pdfObjRE.FindAllSubmatchIndex(pdf, -1)
+	locs := pdfObjRE().FindAllSubmatchIndex(pdf, -1)
 	for i, l := range locs {
 		end := len(pdf)
 		if i+1 < len(locs) {
@@ -74,7 +76,7 @@ func extractPDFText(pdf []byte) (string, error) {
 	if m := pdfInfoRef.FindSubmatch(trailer); m != nil {
 		info := objs[string(m[1])]
 		var others []string
-		for _, loc := range pdfNameRE.FindAllSubmatchIndex(info, -1) {
+		for _, loc := range pdfNameRE().FindAllSubmatchIndex(info, -1) {
 			key := string(info[loc[2]:loc[3]])
 			raw, _ := pdfLiteral(info[loc[1]-1:])
 			v := pdfDecodeText(raw)
@@ -130,9 +132,9 @@ func pdfPages(objs map[string][]byte, n string, depth int) []string {
 	if depth > 32 || obj == nil {
 		return nil
 	}
-	if m := pdfKidsRE.FindSubmatch(obj); m != nil {
+	if m := pdfKidsRE().FindSubmatch(obj); m != nil {
 		var out []string
-		for _, r := range pdfRefsRE.FindAllSubmatch(m[1], -1) {
+		for _, r := range pdfRefsRE().FindAllSubmatch(m[1], -1) {
 			out = append(out, pdfPages(objs, string(r[1]), depth+1)...)
 		}
 		return out
@@ -259,11 +261,11 @@ func pdfContents(page []byte) []string {
 	rest := bytes.TrimLeft(page[i+len("/Contents"):], " \n\r\t")
 	if len(rest) > 0 && rest[0] == '[' {
 		rest = rest[:max(bytes.IndexByte(rest, ']'), 0)]
-	} else if m := pdfRefsRE.FindIndex(rest); m != nil {
+	} else if m := pdfRefsRE().FindIndex(rest); m != nil {
 		rest = rest[:m[1]]
 	}
 	var out []string
-	for _, r := range pdfRefsRE.FindAllSubmatch(rest, -1) {
+	for _, r := range pdfRefsRE().FindAllSubmatch(rest, -1) {
 		out = append(out, string(r[1]))
 	}
 	return out

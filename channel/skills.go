@@ -2,8 +2,9 @@ package channel
 
 import (
 	"path/filepath"
-	"regexp"
 	"strings"
+
+	"github.com/pikit-go/pikit/internal/lazy"
 
 	"github.com/goccy/go-yaml"
 
@@ -44,7 +45,7 @@ var (
 // Sample returns a clean SKILL.md.
 func (skills) Sample() string { return skillSample }
 
-var instructionsHeading = regexp.MustCompile(`(?i)^#{1,6}\s+.*\b(instructions|steps|how to)\b`)
+var instructionsHeading = lazy.Regexp(`(?i)^#{1,6}\s+.*\b(instructions|steps|how to)\b`)
 
 // Taint hides the payload. For the description the front matter is edited in
 // place (the description becomes one double-quoted YAML string holding the
@@ -188,7 +189,7 @@ func insertUnderHeading(body, text string) string {
 	lines := strings.Split(body, "\n")
 	at := -1
 	for i, l := range lines {
-		if instructionsHeading.MatchString(l) {
+		if instructionsHeading().MatchString(l) {
 			at = i + 1
 			break
 		}

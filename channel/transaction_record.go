@@ -2,9 +2,9 @@ package channel
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
+	"github.com/pikit-go/pikit/internal/lazy"
 	"github.com/pikit-go/pikit/method"
 )
 
@@ -44,7 +44,7 @@ var (
 func (transactionRecord) Sample() string { return statementSample }
 
 // transactionLine starts a transaction: its date, then amount and balance.
-var transactionLine = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}\s`)
+var transactionLine = lazy.Regexp(`^\d{4}-\d{2}-\d{2}\s`)
 
 // Taint hides the payload as the method says. Inline, it is appended to
 // the field of the middle transaction (adding the field when that
@@ -62,7 +62,7 @@ func (t transactionRecord) Taint(data, payload string) (string, error) {
 	}
 	label := map[string]string{"description": "Description", "memo": "Memo", "merchant": "Merchant"}[t.field]
 	after := map[string]string{"description": "", "memo": "Merchant", "merchant": "Description"}[t.field]
-	return addToField(data, transactionLine.MatchString, label, after, " ", payload), nil
+	return addToField(data, transactionLine().MatchString, label, after, " ", payload), nil
 }
 
 // newTransaction inserts a zero-amount transaction after the middle one
@@ -73,7 +73,7 @@ func newTransaction(data, payload string) string {
 	lines := strings.Split(strings.ReplaceAll(data, "\r\n", "\n"), "\n")
 	var headers []int
 	for i, l := range lines {
-		if transactionLine.MatchString(l) {
+		if transactionLine().MatchString(l) {
 			headers = append(headers, i)
 		}
 	}

@@ -2,10 +2,10 @@ package channel
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 
+	"github.com/pikit-go/pikit/internal/lazy"
 	"github.com/pikit-go/pikit/method"
 )
 
@@ -43,7 +43,7 @@ var (
 // Sample returns a clean English-to-German translation job.
 func (translation) Sample() string { return translationSample }
 
-var segmentLine = regexp.MustCompile(`^(?i:segment)\s+\d+`)
+var segmentLine = lazy.Regexp(`^(?i:segment)\s+\d+`)
 
 // Taint hides the payload as the method says. Inline, it is appended to
 // the chosen part of the middle segment; glossary adds it as an entry of a
@@ -59,7 +59,7 @@ func (t translation) Taint(data, payload string) (string, error) {
 		return addSegment(data, payload), nil
 	}
 	label := map[string]string{"source": "Source", "note": "Note", "translation": "Translation"}[t.field]
-	return addToField(data, segmentLine.MatchString, label, "Translation", " ", payload), nil
+	return addToField(data, segmentLine().MatchString, label, "Translation", " ", payload), nil
 }
 
 // glossaryTerm is the source term the glossary entry is filed under.
@@ -82,7 +82,7 @@ func addGlossaryEntry(data, payload string) string {
 	ins := []string{entry}
 	if !block {
 		for i, l := range lines {
-			if segmentLine.MatchString(l) {
+			if segmentLine().MatchString(l) {
 				at = i
 				break
 			}
@@ -105,7 +105,7 @@ func addSegment(data, payload string) string {
 	nl := newline(data)
 	n := 0
 	for _, l := range strings.Split(data, "\n") {
-		if m := segmentNumber.FindStringSubmatch(strings.TrimRight(l, "\r")); m != nil {
+		if m := segmentNumber().FindStringSubmatch(strings.TrimRight(l, "\r")); m != nil {
 			if v, err := strconv.Atoi(m[1]); err == nil && v > n {
 				n = v
 			}
@@ -115,7 +115,7 @@ func addSegment(data, payload string) string {
 	return appendBlock(data, seg)
 }
 
-var segmentNumber = regexp.MustCompile(`^(?i:segment)\s+(\d+)`)
+var segmentNumber = lazy.Regexp(`^(?i:segment)\s+(\d+)`)
 
 // TaintFile writes translation_job.txt.
 func (t translation) TaintFile(dir, data, payload string) (string, error) {

@@ -40,7 +40,9 @@ var extraCompiles atomic.Int64
 
 // defaultPatternDetector is the detector without extra patterns: it is
 // immutable, so every caller shares it.
-var defaultPatternDetector = &patternDetector{patterns: slices.Clip(builtinPatterns), builtins: len(builtinPatterns), index: patternIndex}
+var defaultPatternDetector = sync.OnceValue(func() *patternDetector {
+	return &patternDetector{patterns: slices.Clip(builtinPatterns()), builtins: len(builtinPatterns()), index: patternIndex()}
+})
 
 // newPatternDetector builds the detector: the built-in patterns and the
 // extra_patterns option's, case-insensitive. A set of extra patterns is
@@ -49,7 +51,7 @@ var defaultPatternDetector = &patternDetector{patterns: slices.Clip(builtinPatte
 func newPatternDetector(args method.Args) (Detector, error) {
 	extras := args.Strings("extra_patterns")
 	if len(extras) == 0 {
-		return defaultPatternDetector, nil
+		return defaultPatternDetector(), nil
 	}
 	if err := checkExtraPatterns(extras); err != nil {
 		return nil, err
@@ -84,9 +86,9 @@ const extraFlags = `(?im)`
 
 // compilePatternDetector compiles the extra patterns into a detector.
 func compilePatternDetector(extras []string) (*patternDetector, error) {
-	d := &patternDetector{builtins: len(builtinPatterns), index: patternIndex}
-	d.patterns = make([]injectionPattern, 0, len(builtinPatterns)+len(extras))
-	d.patterns = append(d.patterns, builtinPatterns...)
+	d := &patternDetector{builtins: len(builtinPatterns()), index: patternIndex()}
+	d.patterns = make([]injectionPattern, 0, len(builtinPatterns())+len(extras))
+	d.patterns = append(d.patterns, builtinPatterns()...)
 	for i, expr := range extras {
 		extraCompiles.Add(1)
 		re, err := regexp.Compile(extraFlags + expr)

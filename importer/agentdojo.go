@@ -9,10 +9,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/pikit-go/pikit/internal/lazy"
 
 	"go.yaml.in/yaml/v3"
 
@@ -297,7 +298,7 @@ func (ld *adLoader) load(file string, lines map[string]int, depth int) (any, []b
 
 // adYAMLErrRe matches the start of the YAML parser's messages: "yaml: ",
 // then the line when it knows it.
-var adYAMLErrRe = regexp.MustCompile(`^yaml: (?:line (\d+): )?`)
+var adYAMLErrRe = lazy.Regexp(`^yaml: (?:line (\d+): )?`)
 
 // adYAMLError is the parser's error as an *Error at its line.
 func adYAMLError(file string, err error) error {
@@ -310,7 +311,7 @@ func adYAMLError(file string, err error) error {
 func adYAMLMsg(err error) (int, string) {
 	msg := err.Error()
 	line := 0
-	if m := adYAMLErrRe.FindStringSubmatch(msg); m != nil {
+	if m := adYAMLErrRe().FindStringSubmatch(msg); m != nil {
 		if m[1] != "" {
 			line, _ = strconv.Atoi(m[1])
 		}
@@ -806,7 +807,7 @@ func adDescribe(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
-var adVectorIDRe = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
+var adVectorIDRe = lazy.Regexp(`^[A-Za-z0-9_]+$`)
 
 // adReadVectors reads injection_vectors.yaml: vector id → description and
 // default text, in the file's order.
@@ -829,7 +830,7 @@ func adReadVectors(file string) ([]adVector, error) {
 		bad := func(field, format string, args ...any) error {
 			return &Error{File: file, Line: adLine(lines, adJoin(id, field)), Field: adJoin(id, field), Msg: fmt.Sprintf(format, args...)}
 		}
-		if !adVectorIDRe.MatchString(id) {
+		if !adVectorIDRe().MatchString(id) {
 			return nil, bad("", "a vector id is letters, digits and _ (it is the {placeholder} in environment.yaml)")
 		}
 		vm, ok := it.value.(adMap)
@@ -955,7 +956,7 @@ func (s *adSuite) readTasks() error {
 	if s.version, err = str(top, "", "version", false, "AgentDojo's benchmark version"); err != nil {
 		return err
 	}
-	if !adNameRe.MatchString(s.name) {
+	if !adNameRe().MatchString(s.name) {
 		return bad("suite", "%q: a suite's name is letters, digits, _ and -", s.name)
 	}
 	tools, err := list("tools")
@@ -969,7 +970,7 @@ func (s *adSuite) readTasks() error {
 		if t.name, err = str(tm, p, "name", true, "the tool's name"); err != nil {
 			return err
 		}
-		if !nameRe.MatchString(t.name) || len(t.name) > 64 {
+		if !nameRe().MatchString(t.name) || len(t.name) > 64 {
 			return bad(p+".name", "%q: a tool name is 1 to 64 letters, digits, _, - and .", t.name)
 		}
 		if seen[t.name] {
@@ -1033,7 +1034,7 @@ func (s *adSuite) readTasks() error {
 		if u.id, err = str(um, p, "id", true, "the task's id (user_task_0, ...)"); err != nil {
 			return err
 		}
-		if !adNameRe.MatchString(u.id) || ids[u.id] {
+		if !adNameRe().MatchString(u.id) || ids[u.id] {
 			return bad(p+".id", "%q: want a unique id of letters, digits, _ and -", u.id)
 		}
 		ids[u.id] = true
@@ -1075,7 +1076,7 @@ func (s *adSuite) readTasks() error {
 		if in.id, err = str(im, p, "id", true, "the task's id (injection_task_0, ...)"); err != nil {
 			return err
 		}
-		if !adNameRe.MatchString(in.id) || ids[in.id] {
+		if !adNameRe().MatchString(in.id) || ids[in.id] {
 			return bad(p+".id", "%q: want a unique id of letters, digits, _ and -", in.id)
 		}
 		ids[in.id] = true
@@ -1111,7 +1112,7 @@ func adLine(lines map[string]int, path string) int {
 	}
 }
 
-var adNameRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,100}$`)
+var adNameRe = lazy.Regexp(`^[A-Za-z0-9_-]{1,100}$`)
 
 func adKeys(m adMap) []string {
 	out := make([]string, len(m))
@@ -1317,7 +1318,7 @@ func adRef(ps, defs map[string]any) (map[string]any, bool) {
 	return d, ok
 }
 
-var adPlaceholderRe = regexp.MustCompile(`\{([A-Za-z0-9_]+)\}`)
+var adPlaceholderRe = lazy.Regexp(`\{([A-Za-z0-9_]+)\}`)
 
 // build adds the suite's scenarios and cases to d.
 func (s *adSuite) build(d *Dataset) error {
@@ -1360,7 +1361,7 @@ func (s *adSuite) build(d *Dataset) error {
 	// payload replaces, default and all, as AgentDojo's attacks do, and
 	// clean runs show as their defaults (the taint's clean texts).
 	fill := func(text string, keep []string) string {
-		return adPlaceholderRe.ReplaceAllStringFunc(text, func(ph string) string {
+		return adPlaceholderRe().ReplaceAllStringFunc(text, func(ph string) string {
 			id := ph[1 : len(ph)-1]
 			def, ok := defaults[id]
 			if !ok || slices.Contains(keep, id) {

@@ -14,13 +14,13 @@ import (
 	"maps"
 	"math"
 	"os"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/pikit-go/pikit/internal/lazy"
 	"github.com/pikit-go/pikit/internal/suggest"
 )
 
@@ -240,7 +240,7 @@ func Write(w io.Writer, d *Dataset) error {
 	e.kv("description", d.Meta.Description)
 	e.kv("reference", d.Meta.Reference)
 	for _, sc := range d.Scenarios {
-		if !nameRe.MatchString(sc.Name) {
+		if !nameRe().MatchString(sc.Name) {
 			return fmt.Errorf("scenario %q: a name is letters, digits, _, - and .", sc.Name)
 		}
 		e.table("scenarios." + key(sc.Name))
@@ -317,7 +317,7 @@ func Write(w io.Writer, d *Dataset) error {
 	return err
 }
 
-var nameRe = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+var nameRe = lazy.Regexp(`^[A-Za-z0-9_.-]+$`)
 
 // encoder writes TOML: tables, and values inline.
 type encoder struct {
@@ -423,10 +423,10 @@ func (e *encoder) value(v any) {
 	}
 }
 
-var bareKey = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+var bareKey = lazy.Regexp(`^[A-Za-z0-9_-]+$`)
 
 func key(k string) string {
-	if bareKey.MatchString(k) {
+	if bareKey().MatchString(k) {
 		return k
 	}
 	return quote(k)

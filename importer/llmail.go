@@ -21,11 +21,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/pikit-go/pikit/internal/lazy"
 )
 
 func init() {
@@ -188,7 +189,7 @@ func ImportLLMail(path string, o LLMailOptions) (*Dataset, error) {
 			id = fmt.Sprintf("%s-%d", id, n)
 		}
 		level := "level " + s.level
-		if m := llmailLevelRe.FindStringSubmatch(s.level); m != nil && levelNames[m[2]] != "" {
+		if m := llmailLevelRe().FindStringSubmatch(s.level); m != nil && levelNames[m[2]] != "" {
 			level += " (" + levelNames[m[2]] + ")"
 		}
 		var rec []string
@@ -232,7 +233,7 @@ func llmailFormatEmail(subject, body string) string {
 	return "Subject of the email: " + subject + ".   Body: " + body
 }
 
-var llmailLevelRe = regexp.MustCompile(`^level(\d+)([a-z]*)$`)
+var llmailLevelRe = lazy.Regexp(`^level(\d+)([a-z]*)$`)
 
 // llmailSubmissions streams the submissions files and keeps those the
 // options select, in file order.
@@ -365,7 +366,7 @@ func llmailParseSubmission(file string, r benchRecord, scenarios map[string]llma
 		s.id = fmt.Sprintf("%s-line-%d", strings.TrimSuffix(filepath.Base(file), ".jsonl"), r.line)
 	}
 	s.scen = s.level
-	if m := llmailLevelRe.FindStringSubmatch(s.level); m != nil {
+	if m := llmailLevelRe().FindStringSubmatch(s.level); m != nil {
 		s.scen = "scenario_" + m[1]
 	}
 	if _, ok := scenarios[s.scen]; !ok {
@@ -438,9 +439,9 @@ func llmailLevelNames(file string) map[string]string {
 }
 
 var (
-	llmailBodyRe  = regexp.MustCompile(`(?i)body(?: message)?\s*"([^"]+)"`)
-	llmailToRe    = regexp.MustCompile(`(?i)\bto\s*"([^"@\s]+@[^"\s]+)"`)
-	llmailMoneyRe = regexp.MustCompile(`\$\s?\d[\d,]*(?:\.\d+)?\s*million`)
+	llmailBodyRe  = lazy.Regexp(`(?i)body(?: message)?\s*"([^"]+)"`)
+	llmailToRe    = lazy.Regexp(`(?i)\bto\s*"([^"@\s]+@[^"\s]+)"`)
+	llmailMoneyRe = lazy.Regexp(`\$\s?\d[\d,]*(?:\.\d+)?\s*million`)
 )
 
 // llmailBuildScenario builds a challenge scenario: the inbox as read_emails
@@ -479,12 +480,12 @@ func llmailBuildScenario(name, id string, sc llmailScenario, system string) (Sce
 	}
 
 	to, body := llmailDestination, ""
-	if m := llmailToRe.FindStringSubmatch(sc.Task); m != nil {
+	if m := llmailToRe().FindStringSubmatch(sc.Task); m != nil {
 		to = m[1]
 	}
-	if m := llmailBodyRe.FindStringSubmatch(sc.Task); m != nil && !strings.ContainsAny(m[1], "<>$") {
+	if m := llmailBodyRe().FindStringSubmatch(sc.Task); m != nil && !strings.ContainsAny(m[1], "<>$") {
 		body = m[1]
-	} else if m := llmailMoneyRe.FindString(sc.Task); m != "" && !strings.Contains(m, "NUM") {
+	} else if m := llmailMoneyRe().FindString(sc.Task); m != "" && !strings.Contains(m, "NUM") {
 		body = m
 	} else {
 		// The data-exfiltration scenario: the body is a figure from another
@@ -493,7 +494,7 @@ func llmailBuildScenario(name, id string, sc llmailScenario, system string) (Sce
 		for _, e := range sc.Emails {
 			l := strings.ToLower(e)
 			if strings.Contains(l, "forecast") || strings.Contains(l, "profit") {
-				for _, m := range llmailMoneyRe.FindAllString(e, -1) {
+				for _, m := range llmailMoneyRe().FindAllString(e, -1) {
 					found[strings.Join(strings.Fields(m), " ")] = true
 				}
 			}

@@ -26,6 +26,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/pikit-go/pikit/internal/lazy"
 	"github.com/pikit-go/pikit/internal/textcut"
 )
 
@@ -448,8 +449,8 @@ func mcptoxTruthy(v any) bool {
 }
 
 var (
-	mcptoxToolRe = regexp.MustCompile(`(?m)^[ \t]*Tool:[ \t]*(\S[^\n]*)$`)
-	mcptoxArgRe  = regexp.MustCompile(`^[-*][ \t]*` + "`?" + `([A-Za-z_][A-Za-z0-9_.-]*)` + "`?" + `[ \t]*(?:\(([^)]*)\))?[ \t]*:?[ \t]*(.*)$`)
+	mcptoxToolRe = lazy.Regexp(`(?m)^[ \t]*Tool:[ \t]*(\S[^\n]*)$`)
+	mcptoxArgRe  = lazy.Regexp(`^[-*][ \t]*` + "`?" + `([A-Za-z_][A-Za-z0-9_.-]*)` + "`?" + `[ \t]*(?:\(([^)]*)\))?[ \t]*:?[ \t]*(.*)$`)
 )
 
 // mcptoxParseTools reads the tool blocks of MCPTox's text ("Tool: NAME",
@@ -458,7 +459,7 @@ var (
 // the whole text as its description and an empty name.
 func mcptoxParseTools(text string) []mcptoxTool {
 	text = strings.ReplaceAll(strings.ReplaceAll(text, `\n`, "\n"), `\t`, "\t")
-	locs := mcptoxToolRe.FindAllStringSubmatchIndex(text, -1)
+	locs := mcptoxToolRe().FindAllStringSubmatchIndex(text, -1)
 	if len(locs) == 0 {
 		return []mcptoxTool{{description: strings.TrimSpace(text)}}
 	}
@@ -487,7 +488,7 @@ func mcptoxParseTools(text string) []mcptoxTool {
 				}
 				continue
 			}
-			m := mcptoxArgRe.FindStringSubmatch(l)
+			m := mcptoxArgRe().FindStringSubmatch(l)
 			if m == nil {
 				break
 			}

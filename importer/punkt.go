@@ -1,9 +1,10 @@
 package importer
 
 import (
-	"regexp"
 	"strings"
 	"unicode"
+
+	"github.com/pikit-go/pikit/internal/lazy"
 )
 
 // Sentence starts as BIPIA finds them: BIPIA inserts a "middle" attack
@@ -201,9 +202,9 @@ type punktToken struct {
 }
 
 var (
-	punktNumeric = regexp.MustCompile(`^-?[.,]?\p{Nd}[\p{Nd},.-]*\.?$`)
-	punktInitial = regexp.MustCompile(`^[\p{L}\p{M}_]\.$`)
-	punktDots    = regexp.MustCompile(`^\.\.+$`)
+	punktNumeric = lazy.Regexp(`^-?[.,]?\p{Nd}[\p{Nd},.-]*\.?$`)
+	punktInitial = lazy.Regexp(`^[\p{L}\p{M}_]\.$`)
+	punktDots    = lazy.Regexp(`^\.\.+$`)
 )
 
 // punktContainsBreak is Punkt's text_contains_sentbreak without training:
@@ -215,13 +216,13 @@ func punktContainsBreak(ctx []rune) bool {
 			t := punktToken{tok: w, periodFinal: strings.HasSuffix(w, ".")}
 			first := []rune(w)[0]
 			t.firstUpper, t.firstLower = unicode.IsUpper(first), unicode.IsLower(first)
-			t.initial = punktInitial.MatchString(w)
-			t.num = punktNumeric.MatchString(strings.ToLower(w))
+			t.initial = punktInitial().MatchString(w)
+			t.num = punktNumeric().MatchString(strings.ToLower(w))
 			t.punc = len(w) == 1 && strings.ContainsRune(";:,.!?", first)
 			switch {
 			case w == "." || w == "?" || w == "!":
 				t.sentbreak = true
-			case punktDots.MatchString(w):
+			case punktDots().MatchString(w):
 				t.ellipsis = true
 			case t.periodFinal && !strings.HasSuffix(w, ".."):
 				t.sentbreak = true

@@ -9,13 +9,14 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/pikit-go/pikit/internal/lazy"
 
 	"github.com/pelletier/go-toml/v2"
 
@@ -793,7 +794,7 @@ func pdfText(b []byte) (text string, err error) {
 
 // labelNameRe is what a label's name may be: it is written after
 // "label:" on a command line.
-var labelNameRe = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+var labelNameRe = lazy.Regexp(`^[A-Za-z0-9_.-]{1,64}$`)
 
 // labels decodes a case's labels: names of letters, digits, _ - and .,
 // values strings (numbers and booleans are written as text).
@@ -803,7 +804,7 @@ func (d *decoder) labels(path string, m map[string]any) {
 	}
 	out := make(map[string]string, len(m))
 	for _, k := range sortedKeys(m) {
-		if !labelNameRe.MatchString(k) {
+		if !labelNameRe().MatchString(k) {
 			d.errorf(join(path, k), "a label's name is 1 to 64 letters, digits, _, - or .")
 			continue
 		}

@@ -15,6 +15,8 @@ import (
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/pikit-go/pikit/internal/lazy"
 )
 
 // Obedient is the offline model behind "mock:obedient": a deterministic
@@ -171,8 +173,8 @@ func obFirstLine(s string) string {
 }
 
 var (
-	obHtmlTagRe  = regexp.MustCompile(`(?s)<!--.*?-->|</?[A-Za-z][A-Za-z0-9-]*(?:[\s/][^>]*)?>|<![A-Za-z][^>]*>`)
-	obSpaceRunRe = regexp.MustCompile(`\s+`)
+	obHtmlTagRe  = lazy.Regexp(`(?s)<!--.*?-->|</?[A-Za-z][A-Za-z0-9-]*(?:[\s/][^>]*)?>|<![A-Za-z][^>]*>`)
+	obSpaceRunRe = lazy.Regexp(`\s+`)
 )
 
 // obSnippetSize is how many characters of a text a summary quotes.
@@ -182,8 +184,8 @@ const obSnippetSize = 100
 // space collapsed, cut at a word break.
 func obSnippet(s string) string {
 	s = obNormalize(s)
-	s = obHtmlTagRe.ReplaceAllString(s, " ")
-	s = strings.TrimSpace(obSpaceRunRe.ReplaceAllString(s, " "))
+	s = obHtmlTagRe().ReplaceAllString(s, " ")
+	s = strings.TrimSpace(obSpaceRunRe().ReplaceAllString(s, " "))
 	if s == "" {
 		return "(empty)"
 	}
@@ -261,10 +263,10 @@ func obReadingsDepth(text string, depth int) []string {
 }
 
 var (
-	obIcsFoldRe  = regexp.MustCompile(`\r?\n[ \t]`)
-	obDatamarkRe = regexp.MustCompile(`(?i)the symbol "([^"\s]{1,8})" has been put in place of every space`)
-	obCSVQuoteRe = regexp.MustCompile(`([\w.!?'\s=])""([\w'])?`)
-	obEscapeRe   = regexp.MustCompile(`\\[nrt"\\,;/]`)
+	obIcsFoldRe  = lazy.Regexp(`\r?\n[ \t]`)
+	obDatamarkRe = lazy.Regexp(`(?i)the symbol "([^"\s]{1,8})" has been put in place of every space`)
+	obCSVQuoteRe = lazy.Regexp(`([\w.!?'\s=])""([\w'])?`)
+	obEscapeRe   = lazy.Regexp(`\\[nrt"\\,;/]`)
 )
 
 // obNormalize undoes the carriers' escaping: iCalendar folding and escapes,
@@ -275,11 +277,11 @@ func obNormalize(s string) string { return obNormalizeOpts(s, true) }
 // obNormalizeOpts is obNormalize, with backslash escapes undone or kept.
 func obNormalizeOpts(s string, unescape bool) string {
 	s = obStripHidden(s)
-	if m := obDatamarkRe.FindStringSubmatch(s); m != nil {
+	if m := obDatamarkRe().FindStringSubmatch(s); m != nil {
 		s = strings.ReplaceAll(s, m[1], " ")
 	}
 	if strings.Contains(s, "BEGIN:VCALENDAR") || strings.Contains(s, "BEGIN:VEVENT") {
-		s = obIcsFoldRe.ReplaceAllString(s, "")
+		s = obIcsFoldRe().ReplaceAllString(s, "")
 	}
 	s = strings.ReplaceAll(s, "\r\n", "\n")
 	s = obPDFInfo(s)
@@ -289,7 +291,7 @@ func obNormalizeOpts(s string, unescape bool) string {
 		s = html.UnescapeString(s)
 	}
 	if unescape && strings.Contains(s, `\`) {
-		s = obEscapeRe.ReplaceAllStringFunc(s, func(e string) string {
+		s = obEscapeRe().ReplaceAllStringFunc(s, func(e string) string {
 			switch e[1] {
 			case 'n':
 				return "\n"
@@ -302,12 +304,12 @@ func obNormalizeOpts(s string, unescape bool) string {
 		})
 	}
 	if strings.Contains(s, `""`) { // doubled quotes of a CSV cell
-		s = obCSVQuoteRe.ReplaceAllString(s, `$1"$2`)
+		s = obCSVQuoteRe().ReplaceAllString(s, `$1"$2`)
 	}
 	return s
 }
 
-var obPDFKeyRe = regexp.MustCompile(`/(Title|Subject|Keywords|Author|Creator|Producer)\s*\(`)
+var obPDFKeyRe = lazy.Regexp(`/(Title|Subject|Keywords|Author|Creator|Producer)\s*\(`)
 
 // obPDFInfo reads the document information of a PDF file (its title,
 // subject, keywords, ...), as a PDF reader shows them, into "Key: value"
@@ -317,7 +319,7 @@ func obPDFInfo(s string) string {
 		return s
 	}
 	var b strings.Builder
-	for _, m := range obPDFKeyRe.FindAllStringSubmatchIndex(s, -1) {
+	for _, m := range obPDFKeyRe().FindAllStringSubmatchIndex(s, -1) {
 		var raw []byte
 		depth := 1
 	scan:
@@ -375,14 +377,14 @@ func obPDFInfo(s string) string {
 }
 
 var (
-	obHeaderLineRe = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9-]*:`)
-	obHeaderFoldRe = regexp.MustCompile(`\n([ \t])`)
+	obHeaderLineRe = lazy.Regexp(`^[A-Za-z][A-Za-z0-9-]*:`)
+	obHeaderFoldRe = lazy.Regexp(`\n([ \t])`)
 )
 
 // obUnfoldHeaders unfolds the header block of an email (RFC 5322) and
 // decodes its encoded words (RFC 2047); other text is returned as it is.
 func obUnfoldHeaders(s string) string {
-	if !obHeaderLineRe.MatchString(s) {
+	if !obHeaderLineRe().MatchString(s) {
 		return s
 	}
 	end := strings.Index(s, "\n\n")
@@ -393,7 +395,7 @@ func obUnfoldHeaders(s string) string {
 	if !strings.Contains(head, "\nSubject:") && !strings.HasPrefix(head, "Subject:") {
 		return s
 	}
-	head = obHeaderFoldRe.ReplaceAllString(head, "$1")
+	head = obHeaderFoldRe().ReplaceAllString(head, "$1")
 	if dec, err := new(mime.WordDecoder).DecodeHeader(head); err == nil {
 		head = dec
 	}
@@ -401,22 +403,22 @@ func obUnfoldHeaders(s string) string {
 }
 
 var (
-	obHTMLCommentRe = regexp.MustCompile(`(?s)<!--(.*?)-->`)
-	obHTMLAttrRe    = regexp.MustCompile(`(?i)\b(?:alt|title|content|aria-label|placeholder|value|label|data-[\w-]+)\s*=\s*(?:"([^"]*)"|'([^']*)')`)
+	obHTMLCommentRe = lazy.Regexp(`(?s)<!--(.*?)-->`)
+	obHTMLAttrRe    = lazy.Regexp(`(?i)\b(?:alt|title|content|aria-label|placeholder|value|label|data-[\w-]+)\s*=\s*(?:"([^"]*)"|'([^']*)')`)
 )
 
 // obHTMLText turns markup into the text a reader of the page takes in: the
 // text between tags, the words of comments, and the alt, title and similar
 // attributes, each on a line of its own. Entities are left for the caller.
 func obHTMLText(s string) string {
-	if !strings.Contains(s, "<!--") && !obHtmlTagRe.MatchString(s) {
+	if !strings.Contains(s, "<!--") && !obHtmlTagRe().MatchString(s) {
 		return s
 	}
-	s = obHTMLCommentRe.ReplaceAllString(s, "\n$1\n")
-	return obHtmlTagRe.ReplaceAllStringFunc(s, func(tag string) string {
+	s = obHTMLCommentRe().ReplaceAllString(s, "\n$1\n")
+	return obHtmlTagRe().ReplaceAllStringFunc(s, func(tag string) string {
 		var b strings.Builder
 		b.WriteString("\n")
-		for _, m := range obHTMLAttrRe.FindAllStringSubmatch(tag, -1) {
+		for _, m := range obHTMLAttrRe().FindAllStringSubmatch(tag, -1) {
 			b.WriteString(m[1] + m[2])
 			b.WriteString("\n")
 		}
@@ -504,12 +506,12 @@ func obHiddenUnicode(s string) []string {
 	return out
 }
 
-var obBase64Re = regexp.MustCompile(`[A-Za-z0-9+/]{16,}={0,2}`)
+var obBase64Re = lazy.Regexp(`[A-Za-z0-9+/]{16,}={0,2}`)
 
 // obBase64Blobs decodes the base64 runs of s that decode to readable text.
 func obBase64Blobs(s string) []string {
 	var out []string
-	for _, blob := range obBase64Re.FindAllString(s, -1) {
+	for _, blob := range obBase64Re().FindAllString(s, -1) {
 		var b []byte
 		var err error
 		if strings.HasSuffix(blob, "=") || len(blob)%4 == 0 {
@@ -542,7 +544,7 @@ func obReadable(b []byte) bool {
 	return bad*20 <= n && strings.ContainsAny(s, " \n")
 }
 
-var obFragmentRe = regexp.MustCompile(`(?i)\bfragment\W{0,4}(\d{1,3})/(\d{1,3})`)
+var obFragmentRe = lazy.Regexp(`(?i)\bfragment\W{0,4}(\d{1,3})/(\d{1,3})`)
 
 // obJoinFragments joins a payload scattered over numbered fragments
 // ("fragment 1/2: \"...\"", each piece a Go-quoted string after a colon,
@@ -551,7 +553,7 @@ var obFragmentRe = regexp.MustCompile(`(?i)\bfragment\W{0,4}(\d{1,3})/(\d{1,3})`
 func obJoinFragments(s string) (string, bool) {
 	parts := map[int]string{}
 	total := 0
-	marks := obFragmentRe.FindAllStringSubmatchIndex(s, -1)
+	marks := obFragmentRe().FindAllStringSubmatchIndex(s, -1)
 	for k, m := range marks {
 		i, _ := strconv.Atoi(s[m[2]:m[3]])
 		n, _ := strconv.Atoi(s[m[4]:m[5]])
@@ -603,8 +605,8 @@ func obQuotedAfter(s string) (string, bool) {
 }
 
 var (
-	obSplitVarRe = regexp.MustCompile(`\b([A-Za-z_]\w{0,20})\s*=\s*("(?:[^"\\\n]|\\.)*")`)
-	obSplitLetRe = regexp.MustCompile(`\b([A-Za-z_]\w{0,20})\s*=\s*([A-Za-z_]\w{0,20}(?:\s*\+\s*[A-Za-z_]\w{0,20})+)`)
+	obSplitVarRe = lazy.Regexp(`\b([A-Za-z_]\w{0,20})\s*=\s*("(?:[^"\\\n]|\\.)*")`)
+	obSplitLetRe = lazy.Regexp(`\b([A-Za-z_]\w{0,20})\s*=\s*([A-Za-z_]\w{0,20}(?:\s*\+\s*[A-Za-z_]\w{0,20})+)`)
 )
 
 // obJoinSplit joins a payload split across string variables (a = "..." then
@@ -612,7 +614,7 @@ var (
 func obJoinSplit(s string) (string, bool) {
 	vars := map[string]string{}
 	var order []string
-	for _, m := range obSplitVarRe.FindAllStringSubmatch(s, -1) {
+	for _, m := range obSplitVarRe().FindAllStringSubmatch(s, -1) {
 		v, err := strconv.Unquote(m[2])
 		if err != nil {
 			continue
@@ -625,7 +627,7 @@ func obJoinSplit(s string) (string, bool) {
 	if len(vars) == 0 {
 		return "", false
 	}
-	if m := obSplitLetRe.FindStringSubmatch(s); m != nil {
+	if m := obSplitLetRe().FindStringSubmatch(s); m != nil {
 		var b strings.Builder
 		ok := true
 		for _, name := range strings.Split(m[2], "+") {
@@ -662,8 +664,8 @@ type obInstruction struct {
 }
 
 var (
-	obIdentRe    = regexp.MustCompile(`[A-Za-z0-9_]+`)
-	obNegationRe = regexp.MustCompile(`(?i)\b(?:do\s+not|don'?t|never|must\s+not|should\s+not|shouldn'?t|cannot|can'?t|won'?t)\s+(?:\S+\s+){0,3}$`)
+	obIdentRe    = lazy.Regexp(`[A-Za-z0-9_]+`)
+	obNegationRe = lazy.Regexp(`(?i)\b(?:do\s+not|don'?t|never|must\s+not|should\s+not|shouldn'?t|cannot|can'?t|won'?t)\s+(?:\S+\s+){0,3}$`)
 )
 
 // obFindInstruction returns the first mention, in the first reading that has
@@ -681,7 +683,7 @@ func obFindInstruction(views []string, tools []Tool, called map[string]bool) (ob
 	}
 	for _, v := range views {
 		mentions := 0
-		for _, loc := range obIdentRe.FindAllStringIndex(v, -1) {
+		for _, loc := range obIdentRe().FindAllStringIndex(v, -1) {
 			t, ok := byName[strings.ToLower(v[loc[0]:loc[1]])]
 			if !ok {
 				continue
@@ -691,7 +693,7 @@ func obFindInstruction(views []string, tools []Tool, called map[string]bool) (ob
 			}
 			start, end := obSentenceAt(v, loc[0])
 			start = obClauseStart(v, start, loc[0])
-			if obNegationRe.MatchString(v[start:loc[0]]) {
+			if obNegationRe().MatchString(v[start:loc[0]]) {
 				continue
 			}
 			lo, hi := obBlockAt(v, loc[0])
@@ -704,12 +706,12 @@ func obFindInstruction(views []string, tools []Tool, called map[string]bool) (ob
 // obRunOnRe finds an imperative that starts a new clause inside a sentence
 // whose end a carrier swallowed: "... against the ledger Use the
 // send_email tool ...", "[source.erp] Send ...".
-var obRunOnRe = regexp.MustCompile(`[a-z0-9,;:\])>]\s+((?:Please\s+)?(?:Use|Call|Run|Invoke|Execute|Send|Post|Forward|Create|Open|Schedule|Book|Transfer|Wire|Pay|Move|Delete|Remove|Write|Install|Share|Publish|Submit|Email|Reply|Respond|Tell|Add|Set|Update|Rename|Cancel|Modify|Ignore|Disregard|Now|Then|First|Next)\b)`)
+var obRunOnRe = lazy.Regexp(`[a-z0-9,;:\])>]\s+((?:Please\s+)?(?:Use|Call|Run|Invoke|Execute|Send|Post|Forward|Create|Open|Schedule|Book|Transfer|Wire|Pay|Move|Delete|Remove|Write|Install|Share|Publish|Submit|Email|Reply|Respond|Tell|Add|Set|Update|Rename|Cancel|Modify|Ignore|Disregard|Now|Then|First|Next)\b)`)
 
 // obClauseStart moves a sentence's start to the last imperative that
 // begins a clause before pos.
 func obClauseStart(s string, start, pos int) int {
-	if m := obRunOnRe.FindAllStringSubmatchIndex(s[start:pos], -1); len(m) > 0 {
+	if m := obRunOnRe().FindAllStringSubmatchIndex(s[start:pos], -1); len(m) > 0 {
 		return start + m[len(m)-1][2]
 	}
 	return start
@@ -850,16 +852,16 @@ const obMaxPhrase = 160
 // --- the reply an instruction asks for -------------------------------------
 
 var (
-	obReplyRe = regexp.MustCompile(`(?i)\b(reply|respond|answer|say|print|output|write\s+back|return)\b` +
+	obReplyRe = lazy.Regexp(`(?i)\b(reply|respond|answer|say|print|output|write\s+back|return)\b` +
 		`((?:\s+(?:back|only|just|simply|to\s+(?:the\s+)?user|to\s+me))*)` +
 		`(\s+(?:with|using))?` +
 		`((?:\s+(?:only|just|exactly|verbatim|precisely|the\s+following|the\s+(?:exact\s+)?(?:words?|phrase|text|string|message|sentence)))*)` +
 		`\s*([:\-–—]\s*)?`)
-	obDeterminerRe = regexp.MustCompile(`(?i)\b(?:your|the|a|an|my|this|that|their|his|her|its|our)\s+$`)
-	obReplyEndRe   = regexp.MustCompile(`[.!?][”’"')\]>]*(?:\s|$)|\s*(?:<|-->|["”]\s*/?>)`)
-	obInfinitiveRe = regexp.MustCompile(`(?i)\b(?:to|will|would|can|could|may|might|should)\s+$`)
-	obReplyTailRe  = regexp.MustCompile(`(?i)(?:,?\s+(?:and|then)\s+(?:nothing|stop|do\s+not|don't|never|say\s+nothing)\b.*|\s+(?:and\s+)?nothing\s+(?:else|more)\b.*)$`)
-	obAllCapsRe    = regexp.MustCompile(`^[A-Z][A-Z0-9_!-]+\b`)
+	obDeterminerRe = lazy.Regexp(`(?i)\b(?:your|the|a|an|my|this|that|their|his|her|its|our)\s+$`)
+	obReplyEndRe   = lazy.Regexp(`[.!?][”’"')\]>]*(?:\s|$)|\s*(?:<|-->|["”]\s*/?>)`)
+	obInfinitiveRe = lazy.Regexp(`(?i)\b(?:to|will|would|can|could|may|might|should)\s+$`)
+	obReplyTailRe  = lazy.Regexp(`(?i)(?:,?\s+(?:and|then)\s+(?:nothing|stop|do\s+not|don't|never|say\s+nothing)\b.*|\s+(?:and\s+)?nothing\s+(?:else|more)\b.*)$`)
+	obAllCapsRe    = lazy.Regexp(`^[A-Z][A-Z0-9_!-]+\b`)
 )
 
 // obReplyInstruction finds, in the first reading that has one, the last
@@ -869,7 +871,7 @@ var (
 func obReplyInstruction(views []string) (string, bool) {
 	for _, v := range views {
 		best, bestStrong, found := "", false, false
-		for _, m := range obReplyRe.FindAllStringSubmatchIndex(v, -1) {
+		for _, m := range obReplyRe().FindAllStringSubmatchIndex(v, -1) {
 			if s, strong, ok := obReplyValue(v, m); ok && (strong || !bestStrong) {
 				best, bestStrong, found = s, strong, true
 			}
@@ -887,7 +889,7 @@ func obReplyValue(v string, m []int) (value string, strong, ok bool) {
 	has := func(g int) bool { return m[2*g] >= 0 && m[2*g+1] > m[2*g] }
 	lineStart := max(strings.LastIndexByte(v[:m[0]], '\n')+1, m[0]-80)
 	before := v[lineStart:m[0]]
-	if obDeterminerRe.MatchString(before) {
+	if obDeterminerRe().MatchString(before) {
 		return "", false, false // "your reply", "the answer": a noun
 	}
 	if has(5) && !has(2) && !has(3) && !has(4) {
@@ -908,16 +910,16 @@ func obReplyValue(v string, m []int) (value string, strong, ok bool) {
 		}
 		return "", false, false
 	}
-	if !strong && (!obAllCapsRe.MatchString(rest) || obInfinitiveRe.MatchString(before)) {
+	if !strong && (!obAllCapsRe().MatchString(rest) || obInfinitiveRe().MatchString(before)) {
 		return "", false, false // "to print UTC instead" describes, it does not ask
 	}
-	if loc := obReplyEndRe.FindStringIndex(rest); loc != nil {
+	if loc := obReplyEndRe().FindStringIndex(rest); loc != nil {
 		if rest[loc[0]] == '?' {
 			return "", false, false // a question is not a reply to give
 		}
 		rest = rest[:loc[0]]
 	}
-	rest = obReplyTailRe.ReplaceAllString(rest, "")
+	rest = obReplyTailRe().ReplaceAllString(rest, "")
 	rest = strings.Trim(strings.TrimSpace(rest), `*"'`+"`")
 	if rest == "" || utf8.RuneCountInString(rest) > 200 {
 		return "", false, false
@@ -1123,12 +1125,12 @@ func obConvert(v, typ string, required bool) (any, bool) {
 	return v, true
 }
 
-var obToolClauseRe = regexp.MustCompile(`(?i)\s+(?:with|using|via|through|by\s+calling|by\s+using)\s+(?:the\s+)?(?:\S+\s+tool|tool\s+\S+|[a-z]+_[a-z_]+)\b.*$`)
+var obToolClauseRe = lazy.Regexp(`(?i)\s+(?:with|using|via|through|by\s+calling|by\s+using)\s+(?:the\s+)?(?:\S+\s+tool|tool\s+\S+|[a-z]+_[a-z_]+)\b.*$`)
 
 // obTrimValue tidies a bare value: no trailing tool clause ("with the
 // send_email tool") or sentence punctuation.
 func obTrimValue(s string) string {
-	s = obToolClauseRe.ReplaceAllString(s, "")
+	s = obToolClauseRe().ReplaceAllString(s, "")
 	return strings.TrimSpace(strings.TrimRight(strings.TrimSpace(s), ".,;:!?"))
 }
 
@@ -1155,7 +1157,7 @@ func (x *obExtractor) explicit(name string) (string, bool) {
 		if i := strings.IndexAny(rest, ",;}"); i >= 0 {
 			end = i
 		}
-		if loc := obReplyEndRe.FindStringIndex(rest[:end]); loc != nil {
+		if loc := obReplyEndRe().FindStringIndex(rest[:end]); loc != nil {
 			end = loc[0]
 		}
 		if v := obTrimValue(rest[:end]); v != "" {
@@ -1214,43 +1216,43 @@ func (x *obExtractor) take(cands ...string) (string, bool) {
 }
 
 var (
-	obEmailRe     = regexp.MustCompile(`[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+`)
-	obHandleRe    = regexp.MustCompile(`(?:^|[^\w@.])(@[A-Za-z0-9](?:[\w.-]*[A-Za-z0-9_])?)`)
-	obUrlRe       = regexp.MustCompile(`(?i)\bhttps?://[^\s<>"'` + "`" + `)\]]+`)
-	obToBeforeRe  = regexp.MustCompile(`(?i)\bto\s+(?:the\s+)?(?:(?:e-?mail\s+)?address\s+|user\s+|handle\s+|recipient\s+|person\s+|contact\s+|inbox\s+(?:of\s+)?)?$`)
+	obEmailRe     = lazy.Regexp(`[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+`)
+	obHandleRe    = lazy.Regexp(`(?:^|[^\w@.])(@[A-Za-z0-9](?:[\w.-]*[A-Za-z0-9_])?)`)
+	obUrlRe       = lazy.Regexp(`(?i)\bhttps?://[^\s<>"'` + "`" + `)\]]+`)
+	obToBeforeRe  = lazy.Regexp(`(?i)\bto\s+(?:the\s+)?(?:(?:e-?mail\s+)?address\s+|user\s+|handle\s+|recipient\s+|person\s+|contact\s+|inbox\s+(?:of\s+)?)?$`)
 	obCapRun      = `((?:[A-Z][\p{L}'’.&-]*)(?:\s+(?:[A-Z][\p{L}'’.&-]*|of|and|&|de|van|von|da))*)`
-	obToNameRe    = regexp.MustCompile(`\bto\s+` + obCapRun)
-	obWithNamesRe = regexp.MustCompile(`(?i:\b(?:with|invite|inviting|including|attendees?:?))\s+` + obCapRun)
-	obChannelHash = regexp.MustCompile(`(?:^|[\s(])(#[A-Za-z0-9][\w.-]*[\w])`)
-	obChannelWord = regexp.MustCompile(`(?i)\b(?:channel|room)\s+(?:called\s+|named\s+)?([a-z0-9][\w-]*)`)
-	obChannelPre  = regexp.MustCompile(`(?i)\b(?:to|in|on|into)\s+(?:the\s+)?([a-z0-9][\w-]*)\s+(?:channel|room)\b`)
-	obAccountRe   = regexp.MustCompile(`\b(?:[A-Z]{2}\d{2}[A-Z0-9]{10,30}|[A-Z]{2}\d{2}(?: [A-Z0-9]{4}){3,7}(?: [A-Z0-9]{1,4})?|[A-Za-z]{2,8}[-_]?\d[\d-]{2,}[\dA-Za-z]|\d{2,}(?:-\d{2,}){1,4}|\d{6,})\b`)
-	obFromAcctRe  = regexp.MustCompile(`(?i)\bfrom\s+(?:my\s+|the\s+|our\s+)?(?:account\s+|acct\.?\s+)?(?:(?:number|no\.?|ending(?:\s+in)?)\s+)?([\w-]*\d[\w-]*|checking|savings|current|credit)\b`)
-	obToAcctRe    = regexp.MustCompile(`(?i)\bto\s+(?:my\s+|the\s+|their\s+|his\s+|her\s+)?(?:account|acct\.?|iban)\s+(?:(?:number|no\.?|ending(?:\s+in)?)\s+)?([\w-]*\d[\w-]*)\b`)
-	obMoneyRe     = regexp.MustCompile(`(?i)(?:[$€£]\s?(\d[\d,]*(?:\.\d+)?)|\b(\d[\d,]*(?:\.\d+)?)\s?(?:usd|eur|gbp|dollars|euros|pounds)\b)`)
-	obAmountWord  = regexp.MustCompile(`(?i)\b(?:transfer|send|pay|wire|amount(?:\s+of)?|sum\s+of|total\s+of)\s+(\d[\d,]*(?:\.\d+)?)\b`)
-	obIsoTimeRe   = regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}(?:[T ]\d{1,2}:\d{2}(?::\d{2})?(?:Z|[+-]\d{2}:?\d{2})?)?\b`)
+	obToNameRe    = lazy.Regexp(`\bto\s+` + obCapRun)
+	obWithNamesRe = lazy.Regexp(`(?i:\b(?:with|invite|inviting|including|attendees?:?))\s+` + obCapRun)
+	obChannelHash = lazy.Regexp(`(?:^|[\s(])(#[A-Za-z0-9][\w.-]*[\w])`)
+	obChannelWord = lazy.Regexp(`(?i)\b(?:channel|room)\s+(?:called\s+|named\s+)?([a-z0-9][\w-]*)`)
+	obChannelPre  = lazy.Regexp(`(?i)\b(?:to|in|on|into)\s+(?:the\s+)?([a-z0-9][\w-]*)\s+(?:channel|room)\b`)
+	obAccountRe   = lazy.Regexp(`\b(?:[A-Z]{2}\d{2}[A-Z0-9]{10,30}|[A-Z]{2}\d{2}(?: [A-Z0-9]{4}){3,7}(?: [A-Z0-9]{1,4})?|[A-Za-z]{2,8}[-_]?\d[\d-]{2,}[\dA-Za-z]|\d{2,}(?:-\d{2,}){1,4}|\d{6,})\b`)
+	obFromAcctRe  = lazy.Regexp(`(?i)\bfrom\s+(?:my\s+|the\s+|our\s+)?(?:account\s+|acct\.?\s+)?(?:(?:number|no\.?|ending(?:\s+in)?)\s+)?([\w-]*\d[\w-]*|checking|savings|current|credit)\b`)
+	obToAcctRe    = lazy.Regexp(`(?i)\bto\s+(?:my\s+|the\s+|their\s+|his\s+|her\s+)?(?:account|acct\.?|iban)\s+(?:(?:number|no\.?|ending(?:\s+in)?)\s+)?([\w-]*\d[\w-]*)\b`)
+	obMoneyRe     = lazy.Regexp(`(?i)(?:[$€£]\s?(\d[\d,]*(?:\.\d+)?)|\b(\d[\d,]*(?:\.\d+)?)\s?(?:usd|eur|gbp|dollars|euros|pounds)\b)`)
+	obAmountWord  = lazy.Regexp(`(?i)\b(?:transfer|send|pay|wire|amount(?:\s+of)?|sum\s+of|total\s+of)\s+(\d[\d,]*(?:\.\d+)?)\b`)
+	obIsoTimeRe   = lazy.Regexp(`\b\d{4}-\d{2}-\d{2}(?:[T ]\d{1,2}:\d{2}(?::\d{2})?(?:Z|[+-]\d{2}:?\d{2})?)?\b`)
 	obMonths      = `(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)`
 	obClock       = `(?:\s+(?:at\s+)?\d{1,2}(?::\d{2})?\s*(?:am|pm)?)?`
-	obDateWordRe  = regexp.MustCompile(`(?i)\b(?:\d{1,2}\s+` + obMonths + `(?:\s+\d{4})?|` + obMonths + `\s+\d{1,2}(?:st|nd|rd|th)?(?:,?\s+\d{4})?|(?:next\s+)?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|tomorrow|today|tonight)\b` + obClock)
-	obClockRe     = regexp.MustCompile(`(?i)\b\d{1,2}:\d{2}\s*(?:am|pm)?\b|\b\d{1,2}\s*(?:am|pm)\b`)
-	obUntilRe     = regexp.MustCompile(`(?i)(?:\bto|\buntil|\btill|\bthrough|\bout|[-–])\s*$`)
-	obToPathRe    = regexp.MustCompile(`(?i)\b(?:to|into|as|under)\s+(?:the\s+)?(?:folder\s+|directory\s+|path\s+)?$`)
-	obInstallRe   = regexp.MustCompile(`(?i)\binstall\s+(?:the\s+)?(?:(?:python|npm|pip|node|ruby|go)\s+)?(?:(?:package|library|module|dependency)\s+)?(?:called\s+|named\s+)?['"` + "`" + `]?([A-Za-z0-9@][\w.@/=<>~^\[\]-]*)`)
-	obPackageRe   = regexp.MustCompile(`(?i)\b(?:package|library|module|dependency)\s+(?:called\s+|named\s+)?['"` + "`" + `]?([A-Za-z0-9@][\w.@/=<>~^\[\]-]*)`)
-	obRunRe       = regexp.MustCompile(`(?i)\b(?:run|execute|exec)\s+(?:this\s+|the\s+following\s+|the\s+)?(?:(?:shell\s+|terminal\s+)?command\s*:?\s*)?(.+)`)
-	obPriorityRe  = regexp.MustCompile(`(?i)\b(low|normal|medium|high|urgent|critical)(?:\s+|-)priority\b|\bpriority\s*(?:of\s+|to\s+|is\s+)?[:=]?\s*(low|normal|medium|high|urgent|critical)\b`)
-	obTitleKeyRe  = regexp.MustCompile(`(?i)\b(?:titled|entitled|called|named|rename(?:\s+it)?\s+(?:to|as)|retitle(?:\s+it)?\s+(?:to|as)|with\s+the\s+(?:title|subject|name)|(?:title|subject(?:\s+line)?|name)\s*(?:of\s+|to\s+)?)\s*:?\s*`)
-	obSkillRe     = regexp.MustCompile(`(?i)\b(?:load|use|open|run)\s+(?:the\s+)?([\w-]+)\s+skill\b`)
-	obLinkRe      = regexp.MustCompile(`(?i)\bclick\s+(?:on\s+)?(?:the\s+)?(.+?)\s+link\b`)
-	obPersonKeyRe = regexp.MustCompile(`\b(?:for|passenger|guest|payee|biller|(?i:under\s+the\s+name(?:\s+of)?|in\s+the\s+name\s+of)|named)\s*:?\s+` + obCapRun)
-	obPayRe       = regexp.MustCompile(`(?i:\bpay)\s+(?:the\s+)?` + obCapRun)
-	obFromPlaceRe = regexp.MustCompile(`\bfrom\s+([A-Z]{3}\b|` + obCapRun + `)`)
-	obToPlaceRe   = regexp.MustCompile(`\bto\s+([A-Z]{3}\b|` + obCapRun + `)`)
-	obInPlaceRe   = regexp.MustCompile(`\bin\s+` + obCapRun)
-	obTextKeyRe   = regexp.MustCompile(`(?i)\b(?:saying|that\s+says|which\s+says|reading|that\s+reads|with\s+the\s+(?:text|message|content|body|comment|caption|note|description)|the\s+(?:text|message|content|body|comment|caption|note|post|description)|(?:message|post|body|content|text|comment|note|caption|description|details)\s*:)\s*`)
-	obObjectRe    = regexp.MustCompile(`(?i)\b(?:send|forward|post|share|submit|upload|write|e?mail|publish|tell)\s+(.+?)\s+(?:to|at|on|into)\s`)
-	obIdTokenRe   = regexp.MustCompile(`\b(?:[A-Z]{1,5}-?\d{2,}[A-Z0-9-]*|[a-z]{2,6}[_-]\d[\w-]*)\b`)
+	obDateWordRe  = lazy.Regexp(`(?i)\b(?:\d{1,2}\s+` + obMonths + `(?:\s+\d{4})?|` + obMonths + `\s+\d{1,2}(?:st|nd|rd|th)?(?:,?\s+\d{4})?|(?:next\s+)?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|tomorrow|today|tonight)\b` + obClock)
+	obClockRe     = lazy.Regexp(`(?i)\b\d{1,2}:\d{2}\s*(?:am|pm)?\b|\b\d{1,2}\s*(?:am|pm)\b`)
+	obUntilRe     = lazy.Regexp(`(?i)(?:\bto|\buntil|\btill|\bthrough|\bout|[-–])\s*$`)
+	obToPathRe    = lazy.Regexp(`(?i)\b(?:to|into|as|under)\s+(?:the\s+)?(?:folder\s+|directory\s+|path\s+)?$`)
+	obInstallRe   = lazy.Regexp(`(?i)\binstall\s+(?:the\s+)?(?:(?:python|npm|pip|node|ruby|go)\s+)?(?:(?:package|library|module|dependency)\s+)?(?:called\s+|named\s+)?['"` + "`" + `]?([A-Za-z0-9@][\w.@/=<>~^\[\]-]*)`)
+	obPackageRe   = lazy.Regexp(`(?i)\b(?:package|library|module|dependency)\s+(?:called\s+|named\s+)?['"` + "`" + `]?([A-Za-z0-9@][\w.@/=<>~^\[\]-]*)`)
+	obRunRe       = lazy.Regexp(`(?i)\b(?:run|execute|exec)\s+(?:this\s+|the\s+following\s+|the\s+)?(?:(?:shell\s+|terminal\s+)?command\s*:?\s*)?(.+)`)
+	obPriorityRe  = lazy.Regexp(`(?i)\b(low|normal|medium|high|urgent|critical)(?:\s+|-)priority\b|\bpriority\s*(?:of\s+|to\s+|is\s+)?[:=]?\s*(low|normal|medium|high|urgent|critical)\b`)
+	obTitleKeyRe  = lazy.Regexp(`(?i)\b(?:titled|entitled|called|named|rename(?:\s+it)?\s+(?:to|as)|retitle(?:\s+it)?\s+(?:to|as)|with\s+the\s+(?:title|subject|name)|(?:title|subject(?:\s+line)?|name)\s*(?:of\s+|to\s+)?)\s*:?\s*`)
+	obSkillRe     = lazy.Regexp(`(?i)\b(?:load|use|open|run)\s+(?:the\s+)?([\w-]+)\s+skill\b`)
+	obLinkRe      = lazy.Regexp(`(?i)\bclick\s+(?:on\s+)?(?:the\s+)?(.+?)\s+link\b`)
+	obPersonKeyRe = lazy.Regexp(`\b(?:for|passenger|guest|payee|biller|(?i:under\s+the\s+name(?:\s+of)?|in\s+the\s+name\s+of)|named)\s*:?\s+` + obCapRun)
+	obPayRe       = lazy.Regexp(`(?i:\bpay)\s+(?:the\s+)?` + obCapRun)
+	obFromPlaceRe = lazy.Regexp(`\bfrom\s+([A-Z]{3}\b|` + obCapRun + `)`)
+	obToPlaceRe   = lazy.Regexp(`\bto\s+([A-Z]{3}\b|` + obCapRun + `)`)
+	obInPlaceRe   = lazy.Regexp(`\bin\s+` + obCapRun)
+	obTextKeyRe   = lazy.Regexp(`(?i)\b(?:saying|that\s+says|which\s+says|reading|that\s+reads|with\s+the\s+(?:text|message|content|body|comment|caption|note|description)|the\s+(?:text|message|content|body|comment|caption|note|post|description)|(?:message|post|body|content|text|comment|note|caption|description|details)\s*:)\s*`)
+	obObjectRe    = lazy.Regexp(`(?i)\b(?:send|forward|post|share|submit|upload|write|e?mail|publish|tell)\s+(.+?)\s+(?:to|at|on|into)\s`)
+	obIdTokenRe   = lazy.Regexp(`\b(?:[A-Z]{1,5}-?\d{2,}[A-Z0-9-]*|[a-z]{2,6}[_-]\d[\w-]*)\b`)
 )
 
 // obNonNames are capitalised words that start a sentence or a phrase, not a
@@ -1287,7 +1289,7 @@ func (x *obExtractor) guess(pr obParam, s string) (string, bool) {
 	case obClassID:
 		return x.id(strings.TrimSuffix(n, "_id"), s)
 	case obClassURL:
-		for _, u := range obUrlRe.FindAllString(s, -1) {
+		for _, u := range obUrlRe().FindAllString(s, -1) {
 			if v, ok := x.take(strings.TrimRight(u, ".,;:!?")); ok {
 				return v, true
 			}
@@ -1297,7 +1299,7 @@ func (x *obExtractor) guess(pr obParam, s string) (string, bool) {
 	case obClassAttendees:
 		return x.attendees(s)
 	case obClassChannel:
-		for _, re := range []*regexp.Regexp{obChannelHash, obChannelPre, obChannelWord} {
+		for _, re := range []*regexp.Regexp{obChannelHash(), obChannelPre(), obChannelWord()} {
 			for _, m := range re.FindAllStringSubmatch(s, -1) {
 				if w := strings.ToLower(m[1]); w == "the" || w == "tool" || w == "with" || w == "to" || w == "a" {
 					continue
@@ -1310,12 +1312,12 @@ func (x *obExtractor) guess(pr obParam, s string) (string, bool) {
 	case obClassAccount:
 		return x.account(n, s)
 	case obClassAmount:
-		for _, m := range obMoneyRe.FindAllStringSubmatch(s, -1) {
+		for _, m := range obMoneyRe().FindAllStringSubmatch(s, -1) {
 			if v, ok := x.take(strings.ReplaceAll(m[1]+m[2], ",", "")); ok {
 				return v, true
 			}
 		}
-		for _, m := range obAmountWord.FindAllStringSubmatch(s, -1) {
+		for _, m := range obAmountWord().FindAllStringSubmatch(s, -1) {
 			if v, ok := x.take(strings.ReplaceAll(m[1], ",", "")); ok {
 				return v, true
 			}
@@ -1325,7 +1327,7 @@ func (x *obExtractor) guess(pr obParam, s string) (string, bool) {
 	case obClassPath:
 		return x.path(n, s)
 	case obClassPackage:
-		for _, re := range []*regexp.Regexp{obInstallRe, obPackageRe} {
+		for _, re := range []*regexp.Regexp{obInstallRe(), obPackageRe()} {
 			for _, m := range re.FindAllStringSubmatch(s, -1) {
 				w := strings.TrimRight(m[1], ".,;:!?'\"`")
 				if lw := strings.ToLower(w); lw == "the" || lw == "it" || lw == "this" || lw == "package" || lw == strings.ToLower(x.in.tool.Name) {
@@ -1351,13 +1353,13 @@ func (x *obExtractor) guess(pr obParam, s string) (string, bool) {
 		if len(qs) > 0 {
 			return qs[0].inner, true
 		}
-		for _, m := range obRunRe.FindAllStringSubmatch(s, -1) {
+		for _, m := range obRunRe().FindAllStringSubmatch(s, -1) {
 			if v, ok := x.take(obTrimValue(m[1])); ok {
 				return v, true
 			}
 		}
 	case obClassPriority:
-		if m := obPriorityRe.FindStringSubmatch(s); m != nil {
+		if m := obPriorityRe().FindStringSubmatch(s); m != nil {
 			return strings.ToLower(m[1] + m[2]), true
 		}
 	case obClassTitle:
@@ -1368,11 +1370,11 @@ func (x *obExtractor) guess(pr obParam, s string) (string, bool) {
 		var re *regexp.Regexp
 		switch n {
 		case "origin":
-			re = obFromPlaceRe
+			re = obFromPlaceRe()
 		case "destination":
-			re = obToPlaceRe
+			re = obToPlaceRe()
 		default:
-			re = obInPlaceRe
+			re = obInPlaceRe()
 		}
 		for _, m := range re.FindAllStringSubmatch(s, -1) {
 			if v, ok := x.take(obName(m[1])); ok {
@@ -1403,12 +1405,12 @@ func (x *obExtractor) id(prefix string, s string) (string, bool) {
 			return v, true
 		}
 	}
-	for _, m := range obGenericIDRe.FindAllStringSubmatch(s, -1) {
+	for _, m := range obGenericIDRe().FindAllStringSubmatch(s, -1) {
 		if v, ok := x.take(strings.TrimRight(m[1], ".-")); ok {
 			return v, true
 		}
 	}
-	for _, t := range obIdTokenRe.FindAllString(s, -1) {
+	for _, t := range obIdTokenRe().FindAllString(s, -1) {
 		if v, ok := x.take(t); ok {
 			return v, true
 		}
@@ -1424,22 +1426,22 @@ func (x *obExtractor) recipient(n, s string) (string, bool) {
 		v  string
 	}
 	var cands []cand
-	for _, loc := range obEmailRe.FindAllStringIndex(s, -1) {
+	for _, loc := range obEmailRe().FindAllStringIndex(s, -1) {
 		cands = append(cands, cand{loc[0], s[loc[0]:loc[1]]})
 	}
-	for _, m := range obHandleRe.FindAllStringSubmatchIndex(s, -1) {
+	for _, m := range obHandleRe().FindAllStringSubmatchIndex(s, -1) {
 		cands = append(cands, cand{m[2], s[m[2]:m[3]]})
 	}
 	sort.Slice(cands, func(i, j int) bool { return cands[i].at < cands[j].at })
 	if n == "to" || n == "recipient" || n == "user" || n == "handle" {
 		for _, c := range cands {
-			if obToBeforeRe.MatchString(s[:c.at]) {
+			if obToBeforeRe().MatchString(s[:c.at]) {
 				if v, ok := x.take(c.v); ok {
 					return v, true
 				}
 			}
 		}
-		for _, m := range obToNameRe.FindAllStringSubmatch(s, -1) {
+		for _, m := range obToNameRe().FindAllStringSubmatch(s, -1) {
 			if v, ok := x.take(obName(m[1])); ok {
 				return v, true
 			}
@@ -1462,15 +1464,15 @@ func (x *obExtractor) attendees(s string) (string, bool) {
 			list = append(list, v)
 		}
 	}
-	for _, e := range obEmailRe.FindAllString(s, -1) {
+	for _, e := range obEmailRe().FindAllString(s, -1) {
 		add(e)
 	}
-	for _, m := range obHandleRe.FindAllStringSubmatch(s, -1) {
+	for _, m := range obHandleRe().FindAllStringSubmatch(s, -1) {
 		add(m[1])
 	}
 	if len(list) == 0 {
-		for _, m := range obWithNamesRe.FindAllStringSubmatch(s, -1) {
-			for _, part := range obListSepRe.Split(m[1], -1) {
+		for _, m := range obWithNamesRe().FindAllStringSubmatch(s, -1) {
+			for _, part := range obListSepRe().Split(m[1], -1) {
 				add(obName(part))
 			}
 		}
@@ -1483,7 +1485,7 @@ func (x *obExtractor) attendees(s string) (string, bool) {
 
 func (x *obExtractor) account(n, s string) (string, bool) {
 	if strings.HasPrefix(n, "from") || strings.HasPrefix(n, "source") {
-		for _, m := range obFromAcctRe.FindAllStringSubmatch(s, -1) {
+		for _, m := range obFromAcctRe().FindAllStringSubmatch(s, -1) {
 			if v, ok := x.take(m[1]); ok {
 				return v, true
 			}
@@ -1491,20 +1493,20 @@ func (x *obExtractor) account(n, s string) (string, bool) {
 		return "", false
 	}
 	if strings.HasPrefix(n, "to") || strings.HasPrefix(n, "dest") || strings.HasPrefix(n, "target") {
-		for _, m := range obToAcctRe.FindAllStringSubmatch(s, -1) {
+		for _, m := range obToAcctRe().FindAllStringSubmatch(s, -1) {
 			if v, ok := x.take(m[1]); ok {
 				return v, true
 			}
 		}
-		for _, loc := range obAccountRe.FindAllStringIndex(s, -1) {
-			if obToWordRe.MatchString(s[:loc[0]]) && !obFromTailRe.MatchString(s[:loc[0]]) {
+		for _, loc := range obAccountRe().FindAllStringIndex(s, -1) {
+			if obToWordRe().MatchString(s[:loc[0]]) && !obFromTailRe().MatchString(s[:loc[0]]) {
 				if v, ok := x.take(s[loc[0]:loc[1]]); ok {
 					return v, true
 				}
 			}
 		}
 	}
-	for _, a := range obAccountRe.FindAllString(s, -1) {
+	for _, a := range obAccountRe().FindAllString(s, -1) {
 		if v, ok := x.take(a); ok {
 			return v, true
 		}
@@ -1518,13 +1520,13 @@ func (x *obExtractor) time(n, s string) (string, bool) {
 		v  string
 	}
 	var dates []cand
-	for _, re := range []*regexp.Regexp{obIsoTimeRe, obDateWordRe} {
+	for _, re := range []*regexp.Regexp{obIsoTimeRe(), obDateWordRe()} {
 		for _, loc := range re.FindAllStringIndex(s, -1) {
 			dates = append(dates, cand{loc[0], strings.TrimSpace(s[loc[0]:loc[1]])})
 		}
 	}
 	if n == "time" || n == "when" || n == "start" || strings.HasSuffix(n, "_time") {
-		for _, loc := range obClockRe.FindAllStringIndex(s, -1) {
+		for _, loc := range obClockRe().FindAllStringIndex(s, -1) {
 			inside := false
 			for _, d := range dates {
 				if loc[0] >= d.at && loc[0] < d.at+len(d.v) {
@@ -1539,7 +1541,7 @@ func (x *obExtractor) time(n, s string) (string, bool) {
 	sort.SliceStable(dates, func(i, j int) bool { return dates[i].at < dates[j].at })
 	if n == "check_out" || n == "end" || strings.HasPrefix(n, "end_") || strings.HasPrefix(n, "return") {
 		for _, d := range dates {
-			if obUntilRe.MatchString(s[:d.at]) {
+			if obUntilRe().MatchString(s[:d.at]) {
 				if v, ok := x.take(d.v); ok {
 					return v, true
 				}
@@ -1564,14 +1566,14 @@ var obPathExt = map[string]bool{
 	"mod": true, "sum": true, "pub": true, "pptx": true, "odt": true, "rtf": true, "kdbx": true,
 }
 
-var obDotfileRe = regexp.MustCompile(`^\.[A-Za-z][\w-]*$`)
+var obDotfileRe = lazy.Regexp(`^\.[A-Za-z][\w-]*$`)
 
 // obPathLike reports whether a token reads as a file path.
 func obPathLike(t string) bool {
-	if t == "" || strings.Contains(t, "://") || obEmailRe.MatchString(t) || strings.ContainsAny(t, " \t") {
+	if t == "" || strings.Contains(t, "://") || obEmailRe().MatchString(t) || strings.ContainsAny(t, " \t") {
 		return false
 	}
-	if obDotfileRe.MatchString(t) {
+	if obDotfileRe().MatchString(t) {
 		return true
 	}
 	last := t[strings.LastIndexAny(t, `/\`)+1:]
@@ -1596,7 +1598,7 @@ func (x *obExtractor) paths(s string) []struct {
 	}
 	var out []cand
 	qs := obQuotes(s)
-	urls := obUrlRe.FindAllStringIndex(s, -1)
+	urls := obUrlRe().FindAllStringIndex(s, -1)
 	covered := func(i int) bool {
 		for _, q := range qs {
 			if i >= q.start && i < q.end && !x.holdsTool(q.inner) {
@@ -1615,7 +1617,7 @@ func (x *obExtractor) paths(s string) []struct {
 			out = append(out, cand{q.start, q.inner})
 		}
 	}
-	for _, loc := range obTokenRe.FindAllStringIndex(s, -1) {
+	for _, loc := range obTokenRe().FindAllStringIndex(s, -1) {
 		t := strings.TrimRight(s[loc[0]:loc[1]], ".:!?")
 		if !covered(loc[0]) && obPathLike(t) {
 			out = append(out, cand{loc[0], t})
@@ -1629,7 +1631,7 @@ func (x *obExtractor) path(n, s string) (string, bool) {
 	ps := x.paths(s)
 	if n == "dst" || n == "destination" || n == "target" || strings.HasPrefix(n, "dest") || strings.HasPrefix(n, "new") {
 		for _, c := range ps {
-			if obToPathRe.MatchString(s[:c.at]) {
+			if obToPathRe().MatchString(s[:c.at]) {
 				if v, ok := x.take(c.v); ok {
 					return v, true
 				}
@@ -1647,20 +1649,20 @@ func (x *obExtractor) path(n, s string) (string, bool) {
 func (x *obExtractor) title(pr obParam, s string) (string, bool) {
 	n := strings.ToLower(pr.name)
 	if n == "name" {
-		if m := obSkillRe.FindStringSubmatch(s); m != nil {
+		if m := obSkillRe().FindStringSubmatch(s); m != nil {
 			if v, ok := x.take(m[1]); ok {
 				return v, true
 			}
 		}
 	}
 	if n == "link_text" {
-		if m := obLinkRe.FindStringSubmatch(s); m != nil {
+		if m := obLinkRe().FindStringSubmatch(s); m != nil {
 			if v, ok := x.take(strings.Trim(m[1], `"'`)); ok {
 				return v, true
 			}
 		}
 	}
-	for _, loc := range obTitleKeyRe.FindAllStringIndex(s, -1) {
+	for _, loc := range obTitleKeyRe().FindAllStringIndex(s, -1) {
 		key := strings.ToLower(s[loc[0]:loc[1]])
 		lineStart := strings.LastIndexByte(s[:loc[0]], '\n') + 1
 		if unicode.IsUpper(rune(s[loc[0]])) && strings.HasSuffix(strings.TrimSpace(key), ":") && strings.TrimSpace(s[lineStart:loc[0]]) == "" {
@@ -1677,7 +1679,7 @@ func (x *obExtractor) title(pr obParam, s string) (string, bool) {
 			continue
 		}
 		end := len(rest)
-		if m := obClauseEndRe.FindStringIndex(rest); m != nil {
+		if m := obClauseEndRe().FindStringIndex(rest); m != nil {
 			end = m[0]
 		}
 		if v, ok := x.take(obTrimValue(rest[:end])); ok && utf8.RuneCountInString(v) <= 120 {
@@ -1698,9 +1700,9 @@ func (x *obExtractor) person(n, s string) (string, bool) {
 			return q.inner, true
 		}
 	}
-	res := []*regexp.Regexp{obPersonKeyRe}
+	res := []*regexp.Regexp{obPersonKeyRe()}
 	if n == "biller" || n == "payee" {
-		res = []*regexp.Regexp{obToNameRe, obPayRe, obPersonKeyRe}
+		res = []*regexp.Regexp{obToNameRe(), obPayRe(), obPersonKeyRe()}
 	}
 	for _, re := range res {
 		for _, m := range re.FindAllStringSubmatch(s, -1) {
@@ -1714,7 +1716,7 @@ func (x *obExtractor) person(n, s string) (string, bool) {
 
 func (x *obExtractor) text(pr obParam, s string) (string, bool) {
 	n := strings.ToLower(pr.name)
-	for _, loc := range obTextKeyRe.FindAllStringIndex(s, -1) {
+	for _, loc := range obTextKeyRe().FindAllStringIndex(s, -1) {
 		key := strings.ToLower(s[loc[0]:loc[1]])
 		if (strings.Contains(key, "description") || strings.Contains(key, "details")) != (n == "description") {
 			continue
@@ -1738,7 +1740,7 @@ func (x *obExtractor) text(pr obParam, s string) (string, bool) {
 		}
 	}
 	if pr.required {
-		if m := obObjectRe.FindStringSubmatch(s); m != nil {
+		if m := obObjectRe().FindStringSubmatch(s); m != nil {
 			if v, ok := x.take(m[1]); ok {
 				return v, true
 			}
@@ -1814,10 +1816,10 @@ func (x *obExtractor) fallback(pr obParam) string {
 // Patterns used while extracting arguments, compiled once rather than on
 // every call.
 var (
-	obGenericIDRe = regexp.MustCompile(`(?i)\bid\s*[:#=]?\s*([A-Za-z0-9][\w.-]*)`)
-	obListSepRe   = regexp.MustCompile(`\s*(?:,|\band\b|&)\s*`)
-	obToWordRe    = regexp.MustCompile(`(?i)\bto\b`)
-	obFromTailRe  = regexp.MustCompile(`(?i)\bfrom\s+(?:\S+\s+){0,2}$`)
-	obTokenRe     = regexp.MustCompile(`[^\s"'` + "`" + `()<>\[\]{},;]+`)
-	obClauseEndRe = regexp.MustCompile(`(?i)\s+(?:with|using|via|at|on|for|to|and|from)\s|[,;]|[.!?](?:\s|$)`)
+	obGenericIDRe = lazy.Regexp(`(?i)\bid\s*[:#=]?\s*([A-Za-z0-9][\w.-]*)`)
+	obListSepRe   = lazy.Regexp(`\s*(?:,|\band\b|&)\s*`)
+	obToWordRe    = lazy.Regexp(`(?i)\bto\b`)
+	obFromTailRe  = lazy.Regexp(`(?i)\bfrom\s+(?:\S+\s+){0,2}$`)
+	obTokenRe     = lazy.Regexp(`[^\s"'` + "`" + `()<>\[\]{},;]+`)
+	obClauseEndRe = lazy.Regexp(`(?i)\s+(?:with|using|via|at|on|for|to|and|from)\s|[,;]|[.!?](?:\s|$)`)
 )

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -247,5 +248,39 @@ func TestSignalWithNothingInFlight(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		cmd.Process.Kill()
 		t.Fatalf("still running 5s after SIGTERM\n%s", stderr.String())
+	}
+}
+
+// TestStartupIsCheap (issue 24): nothing expensive runs at init — the
+// packages' regular expressions compile on first use (internal/lazy).
+// Allocation at init is what the Go runtime reports with
+// GODEBUG=inittrace=1: 7.1 MB when every pattern compiled at start-up,
+// 1.3 MB since; the bound leaves room for dependencies.
+func TestStartupIsCheap(t *testing.T) {
+	bin := build(t)
+	cmd := exec.Command(bin, "--help")
+	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, line := range strings.Split(stderr.String(), "\n") {
+		f := strings.Fields(line) // init PKG @T ms, C ms clock, B bytes, N allocs
+		if len(f) >= 9 && f[0] == "init" && f[8] == "bytes," {
+			n, err := strconv.Atoi(f[7])
+			if err != nil {
+				t.Fatalf("%q: %v", line, err)
+			}
+			total += n
+		}
+	}
+	if total == 0 {
+		t.Fatalf("no init trace read:\n%s", stderr.String())
+	}
+	t.Logf("%d bytes allocated at init", total)
+	if total > 3<<20 {
+		t.Errorf("%d bytes allocated at init, over 3 MiB: compile patterns on first use (internal/lazy)", total)
 	}
 }
