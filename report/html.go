@@ -3,6 +3,7 @@ package report
 import (
 	"bufio"
 	"crypto/sha256"
+	"embed"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/pikit-go/pikit/agent"
@@ -181,7 +183,7 @@ func (h *HTMLReport) Write(w io.Writer) error {
 	slices.SortFunc(samples, func(a, b htmlSample) int { return a.index - b.index })
 	p := h.page(samples)
 	bw := bufio.NewWriterSize(w, 256<<10)
-	if err := htmlTemplate.Execute(bw, p); err != nil {
+	if err := htmlTemplate().Execute(bw, p); err != nil {
 		return fmt.Errorf("html report: %w", err)
 	}
 	return bw.Flush()
@@ -888,170 +890,26 @@ func plural(n int, word string) string {
 	return strconv.Itoa(n) + " " + word + "s"
 }
 
-// htmlCSS and htmlScript are the page's only style and script; the page's
-// Content-Security-Policy allows exactly these two by their hashes, so
-// neither may hold a comment (html/template strips comments, which would
-// change the hash). The script adds the search box, and when a trace is
-// opened copies in the parts it shares with other cells: a trace that
-// repeats an earlier cell's, and the shared texts.
-const htmlCSS = `
-:root{color-scheme:light}
-*{box-sizing:border-box}
-[hidden]{display:none!important}
-body{margin:0 auto;max-width:1240px;padding:16px 20px 48px;background:#fff;color:#1b1b1b;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
-h1{font-size:1.6em;margin:.1em 0 .2em}
-h2{font-size:1.15em;margin:1.8em 0 .6em;padding-bottom:.2em;border-bottom:1px solid #d9d9d9}
-h3{font-size:1em;margin:1em 0 .4em}
-.meta{color:#444;margin:.2em 0}
-.meta code{font-size:.95em}
-.kpis{display:flex;flex-wrap:wrap;gap:10px;margin:14px 0}
-.kpi{border:1px solid #d9d9d9;border-radius:6px;padding:8px 14px;min-width:9em}
-.kpi .v{display:block;font-size:1.25em;font-weight:600}
-.kpi .l{color:#555;font-size:.9em}
-.kpi.main{border-color:#c0392b}
-.note{color:#555;font-size:.9em}
-table{border-collapse:collapse}
-th,td{text-align:left;vertical-align:top;padding:4px 8px;border-bottom:1px solid #e6e6e6}
-th{font-weight:600;background:#f4f4f4}
-td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
-.scroll{overflow-x:auto;-webkit-overflow-scrolling:touch}
-.badge{display:inline-block;padding:0 6px;border-radius:4px;font-size:.85em;white-space:nowrap;border:1px solid transparent}
-.o-hit{background:#fde2de;color:#8a1010;border-color:#f3b1a8}
-.o-miss{background:#eef3ee;color:#1f4d24;border-color:#c7dcc8}
-.o-err{background:#fff1d6;color:#6b4500;border-color:#f0cf8a}
-.o-nj{background:#eee;color:#333;border-color:#ccc}
-svg text{font-family:system-ui,-apple-system,"Segoe UI",Roboto,Arial,sans-serif}
-svg.heatmap{display:block}
-svg.heatmap text.rate{font-weight:600;font-size:13px}
-svg.heatmap text.n{font-size:10px}
-svg.heatmap text.lab{font-size:12px}
-svg.heatmap text.axis{font-size:12px;font-weight:600;fill:#444}
-svg.heatmap rect.cell{stroke:#fff}
-svg.heatmap rect.none{stroke:#ccc;stroke-dasharray:3 2}
-table.bars{width:100%;max-width:960px;table-layout:fixed}
-table.bars td{border:0;padding:3px 8px;vertical-align:middle}
-table.bars td.name{width:13em;overflow-wrap:anywhere}
-table.bars td.txt{width:24em;font-variant-numeric:tabular-nums;color:#333}
-svg.bar{display:block;width:100%;height:18px}
-.search{margin:8px 0 10px;display:flex;flex-wrap:wrap;gap:8px;align-items:center}
-.search input{font:inherit;padding:5px 8px;width:min(28em,100%);border:1px solid #999;border-radius:4px}
-#cells{width:100%;min-width:900px;table-layout:fixed;font-size:13px}
-#cells th:nth-child(1){width:3.5%}#cells th:nth-child(2){width:7%}#cells th:nth-child(3){width:7%}
-#cells th:nth-child(4){width:11%}#cells th:nth-child(5){width:10%}#cells th:nth-child(6){width:9%}
-#cells th:nth-child(7){width:10%}#cells th:nth-child(8){width:12%}#cells th:nth-child(9){width:7%}
-#cells th,#cells td{padding-left:6px;padding-right:6px}
-#cells td{overflow-wrap:anywhere}
-#cells .badge{white-space:normal}
-#cells tr.res td{border-bottom:0;padding-top:6px}
-#cells tr.tr td{padding-top:0;padding-bottom:6px;border-bottom:1px solid #e0e0e0}
-#cells td.idx{color:#666}
-details>summary{cursor:pointer;color:#1a4f8b;font-size:.92em}
-details[open]>summary{margin-bottom:4px}
-.trace{border-left:3px solid #d0d7de;padding:2px 0 2px 10px;margin:2px 0 8px}
-.trace dl{display:grid;grid-template-columns:max-content 1fr;gap:1px 12px;margin:4px 0 8px}
-.trace dt{color:#555}
-.trace dd{margin:0;word-break:break-word}
-ol.steps{list-style:none;padding:0;margin:4px 0}
-ol.steps>li{margin:6px 0;padding:4px 8px;border:1px solid #e3e3e3;border-radius:5px;background:#fcfcfc}
-ol.steps>li.taint{border-color:#e08a7d;background:#fff7f5}
-ol.steps>li.blocked{border-color:#d8a93b;background:#fffaf0}
-.sh{font-size:.9em;color:#333}
-.sh b{text-transform:uppercase;font-size:.85em;letter-spacing:.03em;margin-right:2px}
-.k-user .sh b{color:#1a4f8b}.k-model .sh b{color:#5b2a86}.k-tool .sh b{color:#1f5f3a}
-.trace i{font-style:normal;color:#555;font-size:.92em}
-.trace em{font-style:normal;font-size:.85em;padding:0 5px;border-radius:3px;white-space:nowrap}
-em.taint{background:#c0392b;color:#fff}
-em.block{background:#8a5a00;color:#fff}
-em.sink{background:#333;color:#fff}
-em.err{background:#fff1d6;color:#6b4500;border:1px solid #f0cf8a}
-.trace h5{color:#555;font-size:.85em;font-weight:normal;margin:4px 0 0}
-.trace ul{margin:2px 0;padding-left:1.2em}
-pre{margin:2px 0 4px;padding:6px 8px;max-height:22em;overflow:auto;background:#f5f5f5;border:1px solid #e2e2e2;border-radius:4px;white-space:pre-wrap;overflow-wrap:anywhere;font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace;color:#1b1b1b}
-.cut{color:#8a5a00;font-size:.85em;margin:0 0 4px}
-p.ref{color:#555;font-size:.85em;margin:2px 0}
-.shared h3{margin:.8em 0 .2em;font-size:.95em}
-code{font:12px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;background:#f2f2f2;padding:0 3px;border-radius:3px;overflow-wrap:anywhere}
-footer{margin-top:3em;color:#666;font-size:.85em}
-@media (max-width:720px){
-body{padding:10px 10px 40px}
-#cells thead{display:none}
-#cells,#cells tbody,#cells tr,#cells td{display:block;width:100%}
-#cells tbody{border-bottom:1px solid #d0d0d0;padding:6px 0}
-#cells tr.res td{padding:1px 4px;border:0}
-#cells tr.tr td{border:0;padding:2px 4px}
-#cells tr.res td::before{color:#666;display:inline-block;min-width:5.5em}
-#cells tr.res td:nth-child(2)::before{content:"case"}
-#cells tr.res td:nth-child(3)::before{content:"agent"}
-#cells tr.res td:nth-child(4)::before{content:"attack"}
-#cells tr.res td:nth-child(5)::before{content:"defense"}
-#cells tr.res td:nth-child(6)::before{content:"channel"}
-#cells tr.res td:nth-child(7)::before{content:"target"}
-#cells tr.res td:nth-child(8)::before{content:"outcome"}
-#cells tr.res td:nth-child(9)::before{content:"success"}
-#cells tr.res td:nth-child(10)::before{content:"reason"}
-#cells{min-width:0}
-table.bars,table.bars tbody{display:block}
-table.bars tr{display:grid;grid-template-columns:7.5em 1fr;align-items:center}
-table.bars td.name{width:auto}
-table.bars td.txt{grid-column:1/-1;white-space:normal;padding-top:0}
-}
-`
+// The page's assets, embedded: its only style (report.css) and script
+// (report.js), the page's template (report.html.tmpl) and its adaptive
+// section's (adaptive.html.tmpl, which must add nothing outside its
+// definition). The page's Content-Security-Policy allows exactly that
+// style and script by the hashes of these same bytes, so neither may hold
+// a comment (html/template strips comments, which would change the
+// hash). The script adds the search box, and when a trace is opened
+// copies in the parts it shares with other cells: a trace that repeats an
+// earlier cell's, and the shared texts.
+//
+//go:embed assets
+var assets embed.FS
 
-const htmlScript = `
-(function () {
-  function copyIn(link, fn) {
-    var p = link.parentNode;
-    if (p.hasAttribute("data-filled")) return;
-    var src = document.getElementById(link.getAttribute("href").slice(1));
-    if (!src) return;
-    p.setAttribute("data-filled", "");
-    fn(src, p, p.nextSibling);
-  }
-  document.addEventListener("toggle", function (e) {
-    var d = e.target;
-    if (d.tagName !== "DETAILS" || !d.open) return;
-    var links = d.querySelectorAll("a.same"), i;
-    for (i = 0; i < links.length; i++) copyIn(links[i], function (src, p, at) {
-      var tv = src.querySelector(".tv");
-      if (tv) p.parentNode.insertBefore(tv.cloneNode(true), at);
-    });
-    links = d.querySelectorAll("a.ref");
-    for (i = 0; i < links.length; i++) copyIn(links[i], function (src, p, at) {
-      for (var n = src.firstElementChild; n; n = n.nextElementSibling) {
-        if (n.tagName !== "H3") p.parentNode.insertBefore(n.cloneNode(true), at);
-      }
-    });
-  }, true);
-  var box = document.getElementById("q");
-  var shown = document.getElementById("shown");
-  var table = document.getElementById("cells");
-  if (!box || !table) return;
-  var rows = table.tBodies;
-  var texts = null;
-  document.getElementById("search").hidden = false;
-  function filter() {
-    if (texts === null) {
-      texts = [];
-      for (var i = 0; i < rows.length; i++) texts.push(rows[i].rows[0].textContent.toLowerCase());
-    }
-    var terms = box.value.toLowerCase().split(/\s+/).filter(function (t) { return t !== ""; });
-    var n = 0;
-    for (var i = 0; i < rows.length; i++) {
-      var ok = true;
-      for (var j = 0; j < terms.length && ok; j++) ok = texts[i].indexOf(terms[j]) >= 0;
-      rows[i].hidden = !ok;
-      if (ok) n++;
-    }
-    shown.textContent = terms.length === 0 ? "" : n + " of " + rows.length + " cells match";
-  }
-  var timer = 0;
-  box.addEventListener("input", function () {
-    clearTimeout(timer);
-    timer = setTimeout(filter, rows.length > 2000 ? 200 : 60);
-  });
-  if (box.value !== "") filter();
-})();
-`
+func asset(name string) string {
+	b, err := assets.ReadFile("assets/" + name)
+	if err != nil {
+		panic(err) // embedded at build time: the tests read every one
+	}
+	return string(b)
+}
 
 func cspHash(s string) string {
 	sum := sha256.Sum256([]byte(s))
@@ -1060,123 +918,18 @@ func cspHash(s string) string {
 
 // htmlCSP allows the page's own style and script and nothing else: no
 // loads of any kind, no other inline script, no forms, no base URL.
-var htmlCSP = "default-src 'none'; style-src " + cspHash(htmlCSS) + "; script-src " + cspHash(htmlScript) +
-	"; img-src 'none'; base-uri 'none'; form-action 'none'"
+func htmlCSP(css, script string) string {
+	return "default-src 'none'; style-src " + cspHash(css) + "; script-src " + cspHash(script) +
+		"; img-src 'none'; base-uri 'none'; form-action 'none'"
+}
 
-// The template's own text is trusted; the CSP and the two constants are
-// put in before parsing, so no value from the results is ever part of it.
-var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
-	"inc": func(i int) int { return i + 1 },
-}).Parse(strings.NewReplacer("@CSP@", htmlCSP, "@CSS@", htmlCSS, "@SCRIPT@", htmlScript).Replace(htmlPageTemplate) + htmlAdaptiveTemplate))
-
-const htmlPageTemplate = `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="@CSP@">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>{{.Title}}</title>
-<style>@CSS@</style>
-</head>
-<body>
-<header>
-<h1>{{.Title}}</h1>
-{{if .Generated}}<p class="meta">Generated {{.Generated}}</p>{{end}}
-{{if .Sources}}<p class="meta">From {{range $i, $s := .Sources}}{{if $i}}, {{end}}<code>{{$s}}</code>{{end}}</p>{{end}}
-<div class="kpis">
-<div class="kpi main"><span class="l">attack success rate</span><span class="v">{{.ASR}}</span></div>
-<div class="kpi"><span class="l">cells</span><span class="v">{{.Cells}}</span></div>
-<div class="kpi"><span class="l">runtime errors</span><span class="v">{{.Errors}}</span></div>
-<div class="kpi"><span class="l">not judged</span><span class="v">{{.NotJudged}}</span></div>
-</div>
-<p class="note">Rates count judged cells only: runtime errors and not-judged cells are left out. Intervals are 95% Wilson score intervals.</p>
-{{if .ToolWarning}}<p class="note">{{.ToolWarning}}</p>
-{{end}}</header>
-
-<main>
-<section id="outcomes">
-<h2>Outcomes</h2>
-{{if .Outcomes}}<div class="scroll"><table>
-<thead><tr><th>outcome</th><th class="num">cells</th><th class="num">share</th><th>counts as</th></tr></thead>
-<tbody>
-{{range .Outcomes}}<tr><td><span class="badge {{.Class}}">{{.Name}}</span></td><td class="num">{{.Count}}</td><td class="num">{{.Share}}</td><td>{{.Counted}}</td></tr>
-{{end}}</tbody>
-</table></div>{{else}}<p>No results.</p>{{end}}
-</section>
-
-<section id="heatmap">
-<h2>Attack success by attack and defense</h2>
-{{with .Heat}}{{if .Empty}}<p>No results.</p>{{else}}<div class="scroll">
-<svg class="heatmap" width="{{.Width}}" height="{{.Height}}" viewBox="0 0 {{.Width}} {{.Height}}" role="img" aria-label="attack success rate for each attack and defense">
-<text class="axis" x="{{.AxisX.X}}" y="{{.AxisX.Y}}" text-anchor="middle">defense</text>
-<text class="axis" x="{{.AxisY.X}}" y="{{.AxisY.Y}}" text-anchor="middle" transform="rotate(-90 {{.AxisY.X}} {{.AxisY.Y}})">attack</text>
-{{range .Defenses}}<text class="lab" x="{{.X}}" y="{{.Y}}" transform="rotate(-45 {{.X}} {{.Y}})"><title>{{.Full}}</title>{{.Short}}</text>
-{{end}}{{range .Attacks}}<text class="lab" x="{{.X}}" y="{{.Y}}" text-anchor="end"><title>{{.Full}}</title>{{.Short}}</text>
-{{end}}{{range .Cells}}<g><title>{{.Title}}</title><rect class="{{.Class}}" x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="{{.H}}" fill="{{.Fill}}"></rect><text class="rate" x="{{.TX}}" y="{{.TY1}}" text-anchor="middle" fill="{{.Ink}}">{{.Rate}}</text>{{if .N}}<text class="n" x="{{.TX}}" y="{{.TY2}}" text-anchor="middle" fill="{{.Ink}}">{{.N}}</text>{{end}}</g>
-{{end}}<g class="legend">{{$y := .LegendY}}{{$ty := .LegendTextY}}{{range .Legend}}<rect class="legend" x="{{.X}}" y="{{$y}}" width="22" height="12" fill="{{.Fill}}" stroke="#bbb" stroke-width="0.5"></rect>{{if .Label}}<text class="n" x="{{.LabelX}}" y="{{$ty}}" text-anchor="middle">{{.Label}}</text>{{end}}{{end}}</g>
-</svg></div>
-<p class="note">Each square is one attack against one defense: the attack success rate and the number of judged cells. Hover a square for its successes and 95% interval; dashed squares have no judged cells.</p>{{end}}{{end}}
-</section>
-
-<section id="groups">
-<h2>By agent</h2>
-{{template "bars" .Agents}}
-<h2>By channel</h2>
-{{template "bars" .Channels}}
-<p class="note">Bars show the attack success rate; the whisker spans its 95% interval.</p>
-</section>
-
-{{template "adaptive" .Adaptive}}<section id="cells-section">
-<h2>Cells</h2>
-<div class="search" id="search" hidden><label for="q">Filter</label><input id="q" type="search" placeholder="words that must all appear in a row, e.g. email full_success" autocomplete="off"><span id="shown" class="note" aria-live="polite"></span></div>
-{{if .Sampled}}<p class="note" id="sampled">This page lists {{len .Rows}} of the {{.Cells}} cells with their traces: at most {{.PerGroup}} of each attack × defense group, successes and runtime errors first, then in file order; # is a cell's place in the results. The counts, heatmap and bars above cover every cell.</p>
-{{end}}{{if .Rows}}<div class="scroll"><table id="cells">
-<thead><tr><th>#</th><th>case</th><th>agent</th><th>attack</th><th>defense</th><th>channel</th><th>target</th><th>outcome</th><th>success</th><th>reason</th></tr></thead>
-{{range .Rows}}{{template "row" .}}{{end}}</table></div>{{else}}<p>No results.</p>{{end}}
-</section>
-
-{{if .Shared}}<section id="shared">
-<h2>Shared texts</h2>
-<p class="note">A long text that occurs in more than one trace (a system prompt, a tool result every defense saw) is shown once, here; the traces link to it and, with JavaScript on, show it in place when opened.</p>
-{{range $i, $s := .Shared}}<div class="shared" id="t-{{inc $i}}"><h3>T{{inc $i}}</h3>{{template "clip" $s}}</div>
-{{end}}</section>{{end}}
-</main>
-<footer>Made by pikit. This page is self-contained: it loads nothing and sends nothing.</footer>
-<script>@SCRIPT@</script>
-</body>
-</html>
-{{define "bars"}}{{if .}}<table class="bars">
-<tbody>
-{{range .}}<tr><td class="name">{{.Name.Short}}</td><td class="bar"><svg class="bar" viewBox="0 0 100 10" preserveAspectRatio="none" role="img"><title>{{.Title}}</title><rect x="0" y="1" width="100" height="8" fill="#f0f0f0"></rect>{{if .HasData}}<rect x="0" y="1" width="{{.Fill}}" height="8" fill="#de2d26"></rect><line x1="{{.Lo}}" y1="5" x2="{{.Hi}}" y2="5" stroke="#111" stroke-width="1.5" vector-effect="non-scaling-stroke"></line><line x1="{{.Lo}}" y1="1.5" x2="{{.Lo}}" y2="8.5" stroke="#111" stroke-width="1.5" vector-effect="non-scaling-stroke"></line><line x1="{{.Hi}}" y1="1.5" x2="{{.Hi}}" y2="8.5" stroke="#111" stroke-width="1.5" vector-effect="non-scaling-stroke"></line>{{end}}</svg></td><td class="txt"><b>{{.Rate}}</b> · {{.Count}} · CI {{.CI}}{{if .Errors}} · {{.ErrorsText}}{{end}}</td></tr>
-{{end}}</tbody>
-</table>{{else}}<p>No results.</p>{{end}}{{end}}
-{{define "clip"}}{{if .Ref}}<p class="ref"><a class="ref" href="#t-{{.Ref}}">shared text T{{.Ref}}</a> ({{.Total}} bytes)</p>{{else}}<pre>{{.Text}}</pre>{{if .More}}<p class="cut">Cut: {{.More}} more bytes of {{.Total}} not shown.</p>{{end}}{{end}}{{end}}
-{{define "row"}}<tbody{{if .Anchor}} id="c{{.Index}}"{{end}}>
-<tr class="res"><td class="idx">{{.Index}}</td><td>{{.Case}}</td><td>{{.Agent}}</td><td>{{.Attack}}</td><td>{{.Defense}}</td><td>{{.Channel}}</td><td>{{.Target}}</td><td><span class="badge {{.OutcomeClass}}">{{.Outcome}}</span></td><td>{{if .Success}}yes{{else}}no{{end}}</td><td>{{.Reason.Text}}{{if .Reason.More}} <span class="cut">(cut: {{.Reason.More}} more bytes)</span>{{end}}</td></tr>
-<tr class="tr"><td colspan="10"><details><summary>Trace · {{.Summary}}</summary><div class="trace">
-<dl>{{if .Key}}<dt>key</dt><dd><code>{{.Key}}</code></dd>{{end}}{{if .Description}}<dt>case</dt><dd>{{.Description}}</dd>{{end}}<dt>repeat</dt><dd>{{.Repeat}}</dd>{{if .LatencyMS}}<dt>latency</dt><dd>{{.LatencyMS}} ms</dd>{{end}}{{if .Tokens}}<dt>tokens</dt><dd>{{.Tokens}}</dd>{{end}}</dl>
-{{with .Trace}}{{template "trace" .}}{{else}}<p class="ref">The same trace as <a class="same" href="#c{{.SameAs}}">cell {{.SameAs}}</a>.</p>
-{{end}}</div></details></td></tr>
-</tbody>
-{{end}}
-{{define "trace"}}<div class="tv">
-{{if or .Task .Confidence .Signals}}<dl>{{if .Task}}<dt>task</dt><dd>{{.Task}}</dd>{{end}}{{if .Confidence}}<dt>confidence</dt><dd>{{.Confidence}}</dd>{{end}}{{if .Signals}}<dt>signals</dt><dd>{{range $i, $s := .Signals}}{{if $i}}, {{end}}<code>{{$s}}</code>{{end}}</dd>{{end}}</dl>
-{{end}}{{if .Error}}<h5>error</h5>{{template "clip" .Error}}
-{{end}}{{if .Blocked}}<p><em class="block">blocked</em> at {{.Blocked.Point}} by the {{.Blocked.Detector}} detector (score {{.BlockedScore}}, step {{.Blocked.Step}}){{if .Blocked.Reason}}: {{.Blocked.Reason}}{{end}}</p>
-{{end}}{{if .MaxStepsHit}}<p class="note">The run stopped at its step limit.</p>
-{{end}}{{if .Rounds}}<h5>adaptive search: the attempts, in order (the steps below are the winning or closest one's)</h5><ol class="steps">
-{{range .Rounds}}<li><div class="sh">{{if .Pruned}}<b>pruned</b> <code>{{.Operator}}</code>: {{.Pruned}}{{else}}<b>round {{.Round}}</b> <code>{{.Operator}}</code> <span class="badge {{.Class}}">{{.Outcome}}</span>{{end}}</div>{{template "clip" .Prompt}}</li>
-{{end}}</ol>{{if .MoreRounds}}<p class="cut">{{.MoreRounds}} more attempts not shown.</p>{{end}}
-{{end}}{{if .System}}<h5>system prompt</h5>{{template "clip" .System}}
-{{end}}{{if .Steps}}<ol class="steps">
-{{range .Steps}}<li class="{{.Class}}{{if .Tainted}} taint{{end}}{{if .Blocked}} blocked{{end}}"><div class="sh"><b>{{.Kind}}</b> step {{.Index}}{{if .Tool}} <code>{{.Tool}}</code>{{if .CallID}} <i>call {{.CallID}}</i>{{end}}{{end}}{{if .Tainted}} <em class="taint">carries the payload</em>{{end}}{{if .Blocked}} <em class="block">blocked</em>{{end}}{{if .SinkFired}} <em class="sink">sink fired</em>{{else if .Sink}} <em class="sink">sink, not fired</em>{{end}}{{if .Error}} <em class="err">bad call</em>{{end}}</div>
-{{if .Text}}{{template "clip" .Text}}{{end}}{{if .Calls}}<h5>tool calls</h5><ul>{{range .Calls}}<li><code>{{.Name}}</code>{{if .ID}} <i>call {{.ID}}</i>{{end}}{{if .Arguments}}{{template "clip" .Arguments}}{{end}}</li>{{end}}</ul>{{end}}{{if .Arguments}}<h5>arguments</h5>{{template "clip" .Arguments}}{{end}}{{if .Result}}<h5>{{if .Blocked}}withheld: the model was given this notice instead{{else}}result{{if .Tainted}}, carrying the payload{{end}}{{end}}</h5>{{template "clip" .Result}}{{end}}{{if .Error}}<h5>tool error</h5>{{template "clip" .Error}}{{end}}</li>
-{{end}}</ol>
-{{else if .HasTrace}}<p class="note">The trace has no steps.</p>
-{{else}}<p class="note">No trace was recorded.</p>
-{{end}}{{if .Sinks}}<h5>sinks fired</h5><ul>{{range .Sinks}}<li><code>{{.Tool}}</code> at step {{.Step}}{{if .Arguments}}, a step not in the trace; arguments:{{template "clip" .Arguments}}{{else}} (arguments above){{end}}</li>{{end}}</ul>
-{{end}}{{if .Final}}<h5>final text</h5>{{template "clip" .Final}}
-{{end}}{{if .Evidence}}<h5>evidence</h5><ul>{{range .Evidence}}<li><code>{{.Signal}}</code> at step {{.Step}}{{if .Detail}}: {{.Detail}}{{end}}</li>{{end}}</ul>
-{{end}}</div>
-{{end}}`
+// htmlTemplate is the page's template, parsed on first use. Its own text
+// is trusted; the CSP, the style and the script are put in before
+// parsing, so no value from the results is ever part of it.
+var htmlTemplate = sync.OnceValue(func() *template.Template {
+	css, script := asset("report.css"), asset("report.js")
+	page := strings.NewReplacer("@CSP@", htmlCSP(css, script), "@CSS@", css, "@SCRIPT@", script).Replace(asset("report.html.tmpl"))
+	return template.Must(template.New("report").Funcs(template.FuncMap{
+		"inc": func(i int) int { return i + 1 },
+	}).Parse(page + asset("adaptive.html.tmpl")))
+})

@@ -194,7 +194,7 @@ func TestHTMLHostile(t *testing.T) {
 			switch n.Data {
 			case "script":
 				scripts++
-				if n.FirstChild == nil || n.FirstChild.Data != htmlScript || n.FirstChild.NextSibling != nil {
+				if n.FirstChild == nil || n.FirstChild.Data != asset("report.js") || n.FirstChild.NextSibling != nil {
 					body := ""
 					if n.FirstChild != nil {
 						body = n.FirstChild.Data
