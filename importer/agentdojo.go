@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/pikit-go/pikit/internal/lazy"
+	"github.com/pikit-go/pikit/method"
 
 	"go.yaml.in/yaml/v3"
 
@@ -22,11 +23,10 @@ import (
 )
 
 func init() {
-	Register(Importer{
+	Registry.Register(method.Info{
 		Name:        "agentdojo",
 		Description: "AgentDojo: each suite's environment.yaml (with !include), injection_vectors.yaml and tasks.yaml (its tasks, exported: see README); a suite directory, or the data or suites directory for all",
-		Import:      ImportAgentDojo,
-	})
+	}, func(method.Args) (Func, error) { return ImportAgentDojo, nil })
 }
 
 // AgentDojoReference is where AgentDojo's files come from.

@@ -19,26 +19,44 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/pikit-go/pikit/internal/lazy"
+	"github.com/pikit-go/pikit/method"
 )
 
 func init() {
-	Register(Importer{
+	Registry.Register(method.Info{
 		Name:        "bipia",
 		Description: "BIPIA: email/table/qa/abstract/code contexts (JSONL) × text/code attack files, injected at end, start and middle",
-		Import:      func(path string) (*Dataset, error) { return ImportBIPIA(path, BIPIAOptions{}) },
-		ImportWith:  WithOptions(ImportBIPIA),
+		Options: append([]method.Option{
+			{Name: "split", Default: "test", Choices: []string{"test", "train"}, Help: "which of BIPIA's splits (a task file given alone: its own)"},
+			{Name: "tasks", Default: []string{}, Help: "tasks to import: email, table, qa, abstract, code (default: every task found)"},
+			{Name: "positions", Default: []string{}, Help: "among end, start, middle (default: all three, in BIPIA's order)"},
+			{Name: "layout", Default: "prompt", Choices: []string{"prompt", "tool"}, Help: "prompt: the context in the user's message, as BIPIA prompts; tool: returned by a tool"},
+			{Name: "middle_seed", Default: 0, Help: "place middle attacks where BIPIA run with --seed N does (default: the sentence start nearest the middle)"},
+		}, selectionOptions...),
+	}, func(a method.Args) (Func, error) {
+		o := BIPIAOptions{Tasks: a.Strings("tasks"), Positions: a.Strings("positions"), Layout: a.String("layout")}
+		if a.Set("split") { // unset, a task file's own split is read from its name
+			o.Split = a.String("split")
+		}
+		if a.Set("middle_seed") {
+			n := int64(a.Int("middle_seed"))
+			o.MiddleSeed = &n
+		}
+		var err error
+		if o.Limit, o.Sample, o.Seed, err = selection(a); err != nil {
+			return nil, err
+		}
+		return func(path string) (*Dataset, error) { return ImportBIPIA(path, o) }, nil
 	})
 }
 
@@ -56,32 +74,6 @@ type BIPIAOptions struct {
 	Limit      int // keep the first Limit cases
 	Sample     int // keep Sample cases drawn at random (Seed), in order
 	Seed       uint64
-}
-
-// Set sets an option by the name a command line gives it: split, tasks,
-// positions, layout, middle_seed, limit, sample, seed.
-func (o *BIPIAOptions) Set(key, value string) error {
-	switch key {
-	case "split":
-		o.Split = value
-	case "tasks":
-		o.Tasks = benchList(value)
-	case "positions":
-		o.Positions = benchList(value)
-	case "layout":
-		o.Layout = value
-	case "middle_seed":
-		n, err := strconv.ParseInt(value, 10, 64)
-		if err != nil || n == math.MinInt64 {
-			return &Error{Field: "middle_seed", Msg: fmt.Sprintf("%q: want a whole number, the --seed BIPIA was run with", value)}
-		}
-		o.MiddleSeed = &n
-	case "limit", "sample", "seed":
-		return benchSetSelection(key, value, &o.Limit, &o.Sample, &o.Seed)
-	default:
-		return benchUnknownOption("bipia", key, "split, tasks, positions, layout, middle_seed, limit, sample, seed")
-	}
-	return nil
 }
 
 // bipiaTask is one of BIPIA's tasks as pikit runs it: the tool that returns
@@ -576,31 +568,6 @@ func (p *benchPicker) take() bool {
 	}
 	p.kept++
 	return true
-}
-
-func benchSetSelection(key, value string, limit, sample *int, seed *uint64) error {
-	if key == "seed" {
-		n, err := strconv.ParseUint(value, 10, 64)
-		if err != nil {
-			return fmt.Errorf("option seed: want a whole number, got %q", value)
-		}
-		*seed = n
-		return nil
-	}
-	n, err := strconv.Atoi(value)
-	if err != nil || n < 0 {
-		return fmt.Errorf("option %s: want a count of cases (0 or more), got %q", key, value)
-	}
-	if key == "limit" {
-		*limit = n
-	} else {
-		*sample = n
-	}
-	return nil
-}
-
-func benchUnknownOption(kind, key, valid string) error {
-	return fmt.Errorf("%s has no option %q; its options: %s", kind, key, valid)
 }
 
 // benchList splits a comma-separated option value.

@@ -272,27 +272,11 @@ func TestBIPIAOptions(t *testing.T) {
 			t.Fatal("a seeded sample is not deterministic")
 		}
 	}
-	var o BIPIAOptions
-	for k, v := range map[string]string{"split": "test", "tasks": "email", "positions": "end,start", "layout": "tool", "limit": "3"} {
-		if err := o.Set(k, v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := o.Set("colour", "x"); err == nil {
-		t.Error("an unknown option was accepted")
-	}
-	for _, bad := range []string{"x", "1.5", "-9223372036854775808"} {
-		if err := (&BIPIAOptions{}).Set("middle_seed", bad); err == nil || !strings.Contains(err.Error(), "the --seed BIPIA was run with") {
-			t.Errorf("middle_seed=%s: %v", bad, err)
-		}
-	}
 	// A seed moves the middle attack to the sentence Python's generator
 	// picks: with seed 0 (index 3 of 4 sentences) the last, while the
 	// default takes the one nearest the middle, the second.
-	seeded := BIPIAOptions{Positions: []string{"middle"}, Tasks: []string{"email"}}
-	if err := seeded.Set("middle_seed", "0"); err != nil {
-		t.Fatal(err)
-	}
+	zero := int64(0)
+	seeded := BIPIAOptions{Positions: []string{"middle"}, Tasks: []string{"email"}, MiddleSeed: &zero}
 	ds, err := ImportBIPIA(dir, seeded)
 	if err != nil {
 		t.Fatal(err)
@@ -300,7 +284,11 @@ func TestBIPIAOptions(t *testing.T) {
 	if msg := ds.Scenarios[0].UserMessage; !strings.Contains(msg, "8 am. \n<<bipia-injection>>\nQuestions go") {
 		t.Errorf("middle_seed=0: %q", msg)
 	}
-	if d, err = ImportBIPIA(dir, o); err != nil || len(d.Cases) != 3 {
+	imp, err := New("bipia", []string{"split=test", "tasks=email", "positions=end,start", "layout=tool", "limit=3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err = imp(dir); err != nil || len(d.Cases) != 3 {
 		t.Fatalf("options set by name: %v", err)
 	}
 }

@@ -15,90 +15,59 @@ import (
 	"math"
 	"os"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/pikit-go/pikit/internal/lazy"
-	"github.com/pikit-go/pikit/internal/suggest"
+	"github.com/pikit-go/pikit/method"
 )
 
-// An Importer turns a benchmark's own data files into a pikit dataset.
-type Importer struct {
-	Name        string // "injecagent", "agentdojo", ...
-	Description string // what it reads, in a line
-	// Import reads a file or a directory, as the benchmark's users
-	// download it.
-	Import func(path string) (*Dataset, error)
-	// ImportWith, when set, is Import with options (pikit import --set
-	// key=value), applied in order; an unknown key or a bad value is an
-	// error naming it.
-	ImportWith func(path string, opts []Option) (*Dataset, error)
-}
+// Func imports a benchmark's data, a file or a directory as the
+// benchmark's users download them, with the options it was built with.
+type Func func(path string) (*Dataset, error)
 
-// Option is one key=value an importer takes.
-type Option struct{ Key, Value string }
-
-// WithOptions adapts an import function that takes an options value with a
-// Set(key, value) method into Importer.ImportWith.
-func WithOptions[O any, P interface {
-	*O
-	Set(key, value string) error
-}](imp func(path string, o O) (*Dataset, error)) func(string, []Option) (*Dataset, error) {
-	return func(path string, opts []Option) (*Dataset, error) {
-		var o O
-		for _, kv := range opts {
-			if err := P(&o).Set(kv.Key, kv.Value); err != nil {
-				return nil, fmt.Errorf("--set %s=%s: %w", kv.Key, kv.Value, err)
-			}
-		}
-		return imp(path, o)
-	}
-}
-
-var (
-	mu        sync.RWMutex
-	importers = map[string]Importer{}
-)
-
-// Register adds an importer; it panics on a duplicate or empty name. Call
-// it from init.
-func Register(im Importer) {
-	mu.Lock()
-	defer mu.Unlock()
-	if im.Name == "" || im.Import == nil {
-		panic("importer: registered without a name or Import")
-	}
-	if _, dup := importers[im.Name]; dup {
-		panic("importer: " + im.Name + " registered twice")
-	}
-	importers[im.Name] = im
-}
+// Registry holds the importers by benchmark name ("injecagent",
+// "agentdojo", ...), each with its options declared: pikit list importers
+// shows them and pikit import --set KEY=VALUE gives them. Each importer
+// registers itself from the file that defines it.
+var Registry = method.NewRegistry[Func]("benchmark")
 
 // Names returns the registered importers' names, sorted.
-func Names() []string {
-	mu.RLock()
-	defer mu.RUnlock()
-	out := make([]string, 0, len(importers))
-	for n := range importers {
-		out = append(out, n)
+func Names() []string { return Registry.Names() }
+
+// New returns the named importer with options given as KEY=VALUE texts
+// (pikit import --set): an unknown benchmark or option, or a value that
+// is not of its option's type, is an error naming it and the valid ones.
+func New(name string, set []string) (Func, error) {
+	info, ok := Registry.Lookup(name)
+	if !ok {
+		return nil, Registry.Check(name)
 	}
-	sort.Strings(out)
-	return out
+	kwargs, err := method.FromStrings(Registry.Kind(), info, set)
+	if err != nil {
+		return nil, err
+	}
+	return Registry.New(name, kwargs, 0)
 }
 
-// Lookup returns the named importer; an unknown name is an error listing
-// the known ones.
-func Lookup(name string) (Importer, error) {
-	mu.RLock()
-	im, ok := importers[name]
-	mu.RUnlock()
-	if !ok {
-		known := Names()
-		return Importer{}, fmt.Errorf("unknown benchmark %q%s; known: %s", name, suggest.Hint(name, known), strings.Join(known, ", "))
+// selectionOptions are the options every importer of a large benchmark
+// takes to keep part of it.
+var selectionOptions = []method.Option{
+	{Name: "limit", Default: 0, Help: "keep the first N cases (0: all)"},
+	{Name: "sample", Default: 0, Help: "keep N cases drawn at random (with seed), in their order (0: all)"},
+	{Name: "seed", Default: 0, Help: "the seed of sample"},
+}
+
+// selection reads selectionOptions.
+func selection(a method.Args) (limit, sample int, seed uint64, err error) {
+	limit, sample = a.Int("limit"), a.Int("sample")
+	if limit < 0 || sample < 0 {
+		return 0, 0, 0, fmt.Errorf("limit and sample are counts of cases: want 0 or more")
 	}
-	return im, nil
+	if a.Int("seed") < 0 {
+		return 0, 0, 0, fmt.Errorf("seed: want a whole number, 0 or more")
+	}
+	return limit, sample, uint64(a.Int("seed")), nil
 }
 
 // Dataset is what an import produces.

@@ -17,18 +17,24 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/pikit-go/pikit/internal/lazy"
 	"github.com/pikit-go/pikit/agent"
+	"github.com/pikit-go/pikit/internal/lazy"
 	"github.com/pikit-go/pikit/internal/suggest"
 	"github.com/pikit-go/pikit/internal/textcut"
+	"github.com/pikit-go/pikit/method"
 )
 
 func init() {
-	Register(Importer{
+	Registry.Register(method.Info{
 		Name:        "injecagent",
 		Description: "InjecAgent: data/tools.json and test_cases_{dh,ds}_{base,enhanced}.json (the data directory, or one test-case file beside tools.json)",
-		Import:      ImportInjecAgent,
-		ImportWith:  WithOptions(ImportInjecAgentWith),
+		Options: []method.Option{
+			{Name: "protocol", Default: agent.ProtocolNative, Choices: []string{agent.ProtocolNative, agent.ProtocolReAct},
+				Help: "native: tool calling, as InjecAgent's function-calling agents; react: the tools in the prompt, as its prompted agents"},
+		},
+	}, func(a method.Args) (Func, error) {
+		o := InjecAgentOptions{Protocol: a.String("protocol")}
+		return func(path string) (*Dataset, error) { return ImportInjecAgentWith(path, o) }, nil
 	})
 }
 
@@ -107,19 +113,6 @@ type InjecAgentOptions struct {
 	// agents: the tools described in the prompt, the history and each
 	// call in text; tool_protocol).
 	Protocol string
-}
-
-// Set sets an option by the name a command line gives it: protocol.
-func (o *InjecAgentOptions) Set(key, value string) error {
-	switch key {
-	case "protocol":
-		if value != agent.ProtocolNative && value != agent.ProtocolReAct {
-			return fmt.Errorf("unknown protocol %q; want native (tool calling) or react (tools in the prompt, as InjecAgent's prompted agents)", value)
-		}
-		o.Protocol = value
-		return nil
-	}
-	return benchUnknownOption("injecagent", key, "protocol")
 }
 
 // ImportInjecAgentWith is ImportInjecAgent with options.

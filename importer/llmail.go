@@ -23,18 +23,28 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/pikit-go/pikit/internal/lazy"
+	"github.com/pikit-go/pikit/method"
 )
 
 func init() {
-	Register(Importer{
+	Registry.Register(method.Info{
 		Name:        "llmail",
 		Description: "LLMail-Inject: scenarios.json and submissions JSONL (subject, body, level, objectives) → email-agent cases judged on send_email's destination and body",
-		Import:      func(path string) (*Dataset, error) { return ImportLLMail(path, LLMailOptions{}) },
-		ImportWith:  WithOptions(ImportLLMail),
+		Options: append([]method.Option{
+			{Name: "levels", Default: []string{}, Help: "levels (level1a, ...) or scenarios (scenario_2) to import (default: all)"},
+			{Name: "successful", Default: false, Help: "only submissions whose recorded objectives are all true"},
+			{Name: "keep_duplicates", Default: false, Help: "a case per submission, repeats included"},
+		}, selectionOptions...),
+	}, func(a method.Args) (Func, error) {
+		o := LLMailOptions{Levels: a.Strings("levels"), Successful: a.Bool("successful"), KeepDuplicates: a.Bool("keep_duplicates")}
+		var err error
+		if o.Limit, o.Sample, o.Seed, err = selection(a); err != nil {
+			return nil, err
+		}
+		return func(path string) (*Dataset, error) { return ImportLLMail(path, o) }, nil
 	})
 }
 
@@ -47,31 +57,6 @@ type LLMailOptions struct {
 	Limit          int      // keep the first Limit cases
 	Sample         int      // keep Sample cases drawn at random (Seed), in order
 	Seed           uint64
-}
-
-// Set sets an option by the name a command line gives it.
-func (o *LLMailOptions) Set(key, value string) error {
-	boolean := func(dst *bool) error {
-		b, err := strconv.ParseBool(value)
-		if err != nil {
-			return fmt.Errorf("option %s: want true or false, got %q", key, value)
-		}
-		*dst = b
-		return nil
-	}
-	switch key {
-	case "levels":
-		o.Levels = benchList(value)
-	case "successful":
-		return boolean(&o.Successful)
-	case "keep_duplicates":
-		return boolean(&o.KeepDuplicates)
-	case "limit", "sample", "seed":
-		return benchSetSelection(key, value, &o.Limit, &o.Sample, &o.Seed)
-	default:
-		return benchUnknownOption("llmail", key, "levels, successful, keep_duplicates, limit, sample, seed")
-	}
-	return nil
 }
 
 const (

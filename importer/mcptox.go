@@ -28,14 +28,26 @@ import (
 
 	"github.com/pikit-go/pikit/internal/lazy"
 	"github.com/pikit-go/pikit/internal/textcut"
+	"github.com/pikit-go/pikit/method"
 )
 
 func init() {
-	Register(Importer{
+	Registry.Register(method.Info{
 		Name:        "mcptox",
 		Description: "MCPTox: response_all.json (servers, poisoned tool descriptions, queries) → scenarios whose tool description carries the payload",
-		Import:      func(path string) (*Dataset, error) { return ImportMCPTox(path, MCPToxOptions{}) },
-		ImportWith:  WithOptions(ImportMCPTox),
+		Options: append([]method.Option{
+			{Name: "servers", Default: []string{}, Help: "servers to import (default: all)"},
+			{Name: "paradigms", Default: []string{}, Help: "Template-1, Template-2, Template-3 (default: all)"},
+			{Name: "risks", Default: []string{}, Help: "security risks, e.g. Privacy Leakage (default: all)"},
+			{Name: "include_wrong", Default: false, Help: "keep the instances MCPTox flags wrong_data"},
+		}, selectionOptions...),
+	}, func(a method.Args) (Func, error) {
+		o := MCPToxOptions{Servers: a.Strings("servers"), Paradigms: a.Strings("paradigms"), Risks: a.Strings("risks"), IncludeWrong: a.Bool("include_wrong")}
+		var err error
+		if o.Limit, o.Sample, o.Seed, err = selection(a); err != nil {
+			return nil, err
+		}
+		return func(path string) (*Dataset, error) { return ImportMCPTox(path, o) }, nil
 	})
 }
 
@@ -49,29 +61,6 @@ type MCPToxOptions struct {
 	Limit        int      // keep the first Limit cases
 	Sample       int      // keep Sample cases drawn at random (Seed), in order
 	Seed         uint64
-}
-
-// Set sets an option by the name a command line gives it.
-func (o *MCPToxOptions) Set(key, value string) error {
-	switch key {
-	case "servers":
-		o.Servers = benchList(value)
-	case "paradigms":
-		o.Paradigms = benchList(value)
-	case "risks":
-		o.Risks = benchList(value)
-	case "include_wrong":
-		b, err := strconv.ParseBool(value)
-		if err != nil {
-			return fmt.Errorf("option include_wrong: want true or false, got %q", value)
-		}
-		o.IncludeWrong = b
-	case "limit", "sample", "seed":
-		return benchSetSelection(key, value, &o.Limit, &o.Sample, &o.Seed)
-	default:
-		return benchUnknownOption("mcptox", key, "servers, paradigms, risks, include_wrong, limit, sample, seed")
-	}
-	return nil
 }
 
 const (

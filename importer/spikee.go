@@ -18,6 +18,7 @@ package importer
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -26,14 +27,43 @@ import (
 	"unicode/utf8"
 
 	"github.com/pelletier/go-toml/v2"
+	"github.com/pikit-go/pikit/method"
 )
 
 func init() {
-	Register(Importer{
+	Registry.Register(method.Info{
 		Name:        "spikee",
 		Description: "spikee: a seed folder (base documents, jailbreaks, instructions, standalone attacks, system messages) → document × jailbreak × instruction × position",
-		Import:      func(path string) (*Dataset, error) { return ImportSpikee(path, SpikeeOptions{}) },
-		ImportWith:  WithOptions(ImportSpikee),
+		Options: append([]method.Option{
+			{Name: "format", Default: spikeeUserInput, Choices: []string{spikeeUserInput, spikeeFullPrompt}, Help: "spikee generate's --format"},
+			{Name: "positions", Default: []string{}, Help: "where the injection goes: start, middle, end (spikee --positions; default end)"},
+			{Name: "delimiter", Default: "", Help: "the injection delimiter, with INJECTION_PAYLOAD (spikee --injection-delimiters; default a line of its own)"},
+			{Name: "spotlighting_data_marker", Default: "", Help: "the data marker, with DOCUMENT, or none (spikee --spotlighting-data-markers); data_marker is the same"},
+			{Name: "standalone", Default: false, Help: "include the standalone attacks (spikee --include-standalone-inputs)"},
+			{Name: "system_message", Default: false, Help: "include the system messages (spikee --include-system-message)"},
+			{Name: "match_languages", Default: true, Help: "pair jailbreaks and instructions of the same language only (spikee --match-languages)"},
+			{Name: "languages", Default: []string{}, Help: "keep these languages (spikee --languages)"},
+			{Name: "instruction_filter", Default: []string{}, Help: "keep these instruction types (spikee --instruction-filter)"},
+			{Name: "jailbreak_filter", Default: []string{}, Help: "keep these jailbreak types (spikee --jailbreak-filter)"},
+		}, selectionOptions...),
+		Normalize: func(kw map[string]any) (map[string]any, error) {
+			if v, ok := kw["data_marker"]; ok {
+				kw = maps.Clone(kw)
+				delete(kw, "data_marker")
+				kw["spotlighting_data_marker"] = v
+			}
+			return kw, nil
+		},
+	}, func(a method.Args) (Func, error) {
+		o := SpikeeOptions{Format: a.String("format"), Positions: a.Strings("positions"), Delimiter: a.String("delimiter"),
+			DataMarker: a.String("spotlighting_data_marker"), Standalone: a.Bool("standalone"), SystemMessage: a.Bool("system_message"),
+			AnyLanguages: !a.Bool("match_languages"), Languages: a.Strings("languages"),
+			InstructionFilter: a.Strings("instruction_filter"), JailbreakFilter: a.Strings("jailbreak_filter")}
+		var err error
+		if o.Limit, o.Sample, o.Seed, err = selection(a); err != nil {
+			return nil, err
+		}
+		return func(path string) (*Dataset, error) { return ImportSpikee(path, o) }, nil
 	})
 }
 
@@ -55,51 +85,6 @@ type SpikeeOptions struct {
 	Limit             int      // keep the first Limit cases
 	Sample            int      // keep Sample cases drawn at random (Seed), in order
 	Seed              uint64
-}
-
-// Set sets an option by the name a command line gives it.
-func (o *SpikeeOptions) Set(key, value string) error {
-	boolean := func(dst *bool) error {
-		switch strings.ToLower(value) {
-		case "true", "yes", "1", "":
-			*dst = true
-		case "false", "no", "0":
-			*dst = false
-		default:
-			return fmt.Errorf("option %s: want true or false, got %q", key, value)
-		}
-		return nil
-	}
-	switch key {
-	case "format":
-		o.Format = value
-	case "spotlighting_data_marker", "data_marker":
-		o.DataMarker = value
-	case "positions":
-		o.Positions = benchList(value)
-	case "delimiter":
-		o.Delimiter = value
-	case "standalone":
-		return boolean(&o.Standalone)
-	case "system_message":
-		return boolean(&o.SystemMessage)
-	case "match_languages":
-		var match bool
-		err := boolean(&match)
-		o.AnyLanguages = !match
-		return err
-	case "languages":
-		o.Languages = benchList(value)
-	case "instruction_filter":
-		o.InstructionFilter = benchList(value)
-	case "jailbreak_filter":
-		o.JailbreakFilter = benchList(value)
-	case "limit", "sample", "seed":
-		return benchSetSelection(key, value, &o.Limit, &o.Sample, &o.Seed)
-	default:
-		return benchUnknownOption("spikee", key, "format, positions, delimiter, spotlighting_data_marker, standalone, system_message, match_languages, languages, instruction_filter, jailbreak_filter, limit, sample, seed")
-	}
-	return nil
 }
 
 const (

@@ -137,13 +137,6 @@ func TestSpikeeOptions(t *testing.T) {
 		_, err := ImportSpikee(spikeeFixture, tc.o)
 		benchWantError(t, err, "seeds-mini", tc.want)
 	}
-	var o SpikeeOptions
-	if err := o.Set("format", "full-prompt"); err != nil || o.Format != "full-prompt" {
-		t.Errorf("%v %+v", err, o)
-	}
-	if err := o.Set("spotlighting_data_marker", "none"); err != nil || o.DataMarker != "none" {
-		t.Errorf("%v %+v", err, o)
-	}
 }
 
 func TestSpikeeBadInput(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -372,4 +373,68 @@ func Describe(v any) string {
 		return "a table"
 	}
 	return fmt.Sprintf("a %T", v)
+}
+
+// FromStrings turns options given as text on a command line (KEY=VALUE,
+// as `pikit import --set` takes them) into kwargs of the types info's
+// options declare: an integer, a number, true or false (also yes/no, 1/0;
+// a bare KEY is true), a comma-separated list. A value that does not read
+// as its type is an *OptionError; a key that is not an option is passed
+// on as text, for New to name with the valid ones. A key given twice
+// keeps its last value.
+func FromStrings(kind string, info Info, pairs []string) (map[string]any, error) {
+	out := make(map[string]any, len(pairs))
+	for _, kv := range pairs {
+		k, v, hasValue := strings.Cut(kv, "=")
+		o, ok := info.Option(k)
+		if _, isBool := o.Default.(bool); k == "" || !hasValue && !(ok && isBool) {
+			return nil, fmt.Errorf("%q: want KEY=VALUE", kv)
+		}
+		if !ok {
+			out[k] = v
+			continue
+		}
+		bad := func(want string) error {
+			return &OptionError{Kind: kind, Method: info.Name, Option: k, Problem: fmt.Sprintf("want %s, got %q", want, v), Valid: o.Choices}
+		}
+		switch o.Default.(type) {
+		case string:
+			out[k] = v
+		case int:
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				return nil, bad("a whole number")
+			}
+			out[k] = n
+		case float64:
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				return nil, bad("a number")
+			}
+			out[k] = f
+		case bool:
+			switch strings.ToLower(strings.TrimSpace(v)) {
+			case "true", "yes", "1":
+				out[k] = true
+			case "false", "no", "0":
+				out[k] = false
+			case "":
+				if hasValue {
+					return nil, bad("true or false")
+				}
+				out[k] = true
+			default:
+				return nil, bad("true or false")
+			}
+		case []string:
+			var list []string
+			for _, s := range strings.Split(v, ",") {
+				if s = strings.TrimSpace(s); s != "" {
+					list = append(list, s)
+				}
+			}
+			out[k] = list
+		}
+	}
+	return out, nil
 }

@@ -63,17 +63,20 @@ writes, dataset run reads. --list names the benchmarks and what each reads.`,
 func listImporters(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "KIND\tREADS")
-	for _, n := range importer.Names() {
-		im, _ := importer.Lookup(n)
-		fmt.Fprintf(tw, "%s\t%s\n", n, im.Description)
+	for _, info := range importer.Registry.Infos() {
+		fmt.Fprintf(tw, "%s\t%s\n", info.Name, info.Description)
 	}
+	fmt.Fprintln(tw, "\npikit list importers shows each one's --set options.")
 	return tw.Flush()
 }
 
 func runImport(streams IO, o *importOptions, kind, path string) error {
-	im, err := importer.Lookup(kind)
-	if err != nil {
+	if err := importer.Registry.Check(kind); err != nil {
 		return usage(err)
+	}
+	imp, err := importer.New(kind, o.Set)
+	if err != nil {
+		return usage(fmt.Errorf("--set: %w", err))
 	}
 	if o.Output == "" {
 		return usage(errors.New("-o FILE.toml is required: where to write the dataset"))
@@ -94,23 +97,7 @@ func runImport(streams IO, o *importOptions, kind, path string) error {
 	// run's GC setting (tuneGC: collect at 8x the live heap) would let its
 	// garbage grow to several times the dataset.
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
-	var ds *importer.Dataset
-	if len(o.Set) > 0 {
-		if im.ImportWith == nil {
-			return usage(fmt.Errorf("--set: the %s importer takes no options", kind))
-		}
-		var opts []importer.Option
-		for _, kv := range o.Set {
-			k, v, ok := strings.Cut(kv, "=")
-			if !ok || k == "" {
-				return usage(fmt.Errorf("--set %q: want KEY=VALUE", kv))
-			}
-			opts = append(opts, importer.Option{Key: k, Value: v})
-		}
-		ds, err = im.ImportWith(path, opts)
-	} else {
-		ds, err = im.Import(path)
-	}
+	ds, err := imp(path)
 	if err != nil {
 		return usage(err)
 	}

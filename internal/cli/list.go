@@ -13,6 +13,7 @@ import (
 	"github.com/pikit-go/pikit/attack"
 	"github.com/pikit-go/pikit/channel"
 	"github.com/pikit-go/pikit/defense"
+	"github.com/pikit-go/pikit/importer"
 	"github.com/pikit-go/pikit/method"
 	"github.com/pikit-go/pikit/target"
 )
@@ -30,10 +31,11 @@ func catalog() map[string][]method.Info {
 		"channels":  channel.Registry.Infos(),
 		"agents":    agent.Registry.Infos(),
 		"targets":   providers,
+		"importers": importer.Registry.Infos(),
 	}
 }
 
-var catalogKinds = []string{"attacks", "defenses", "detectors", "channels", "agents", "targets"}
+var catalogKinds = []string{"attacks", "defenses", "detectors", "channels", "agents", "targets", "importers"}
 
 type listOptions struct {
 	JSON bool
@@ -42,7 +44,7 @@ type listOptions struct {
 func newListCmd(streams IO) *cobra.Command {
 	o := &listOptions{}
 	cmd := &cobra.Command{
-		Use:       "list [attacks|defenses|detectors|channels|agents|targets]",
+		Use:       "list [attacks|defenses|detectors|channels|agents|targets|importers]",
 		Short:     "List the registered methods with their options",
 		Args:      args(cobra.MaximumNArgs(1)),
 		ValidArgs: catalogKinds,
