@@ -11,19 +11,22 @@ import (
 	"github.com/pikit-go/pikit/report"
 )
 
-// TestBuiltinBenchmarks checks the built-in datasets written in the style
-// of standard benchmarks (the Python pikit's agentdojo and injecagent
-// names): they load, every case names its benchmark, and a run on
-// mock:obedient errs nowhere, leaves benign cells' sinks alone, succeeds
-// in most attacked cells and reports the benchmark's own metrics.
+// TestBuiltinBenchmarks checks pikit's built-in datasets written in the
+// style of standard benchmarks (agentdojo_style and injecagent_style; the
+// built-ins named agentdojo and injecagent are the Python pikit's cases,
+// checked in python_parity_test.go): they load, every case names its
+// benchmark, and a run on mock:obedient errs nowhere, leaves benign cells'
+// sinks alone, succeeds in most attacked cells and reports the benchmark's
+// own metrics.
 func TestBuiltinBenchmarks(t *testing.T) {
 	tests := []struct {
 		name       string
+		benchmark  string // the benchmark its cases name, for its metrics
 		idPrefixes []string
 		benign     bool // has attack-none (utility) cases
 	}{
-		{name: "injecagent", idPrefixes: []string{"ia-dh-", "ia-ds-"}},
-		{name: "agentdojo", idPrefixes: []string{"ad-workspace-", "ad-banking-", "ad-travel-", "ad-slack-"}, benign: true},
+		{name: "injecagent_style", benchmark: "injecagent", idPrefixes: []string{"ia-dh-", "ia-ds-"}},
+		{name: "agentdojo_style", benchmark: "agentdojo", idPrefixes: []string{"ad-workspace-", "ad-banking-", "ad-travel-", "ad-slack-"}, benign: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -51,8 +54,8 @@ func TestBuiltinBenchmarks(t *testing.T) {
 				if c.Description == "" {
 					t.Errorf("case %s has no description", c.ID)
 				}
-				if c.Config.Benchmark != tt.name {
-					t.Errorf("case %s: benchmark %q, want %q", c.ID, c.Config.Benchmark, tt.name)
+				if c.Config.Benchmark != tt.benchmark {
+					t.Errorf("case %s: benchmark %q, want %q", c.ID, c.Config.Benchmark, tt.benchmark)
 				}
 				for _, p := range tt.idPrefixes {
 					if strings.HasPrefix(c.ID, p) {
@@ -108,14 +111,14 @@ func TestBuiltinBenchmarks(t *testing.T) {
 			}
 
 			s := report.Summarize(results)
-			if len(s.Benchmarks) != 1 || s.Benchmarks[0].Name != tt.name {
-				t.Fatalf("summary benchmarks = %+v, want %s only", s.Benchmarks, tt.name)
+			if len(s.Benchmarks) != 1 || s.Benchmarks[0].Name != tt.benchmark {
+				t.Fatalf("summary benchmarks = %+v, want %s only", s.Benchmarks, tt.benchmark)
 			}
 			b := s.Benchmarks[0]
 			if b.Cells != len(results) || b.Invalid != 0 {
-				t.Errorf("%s metrics: %d cells (want %d), %d invalid", tt.name, b.Cells, len(results), b.Invalid)
+				t.Errorf("%s metrics: %d cells (want %d), %d invalid", tt.benchmark, b.Cells, len(results), b.Invalid)
 			}
-			switch tt.name {
+			switch tt.benchmark {
 			case "injecagent":
 				if b.ASRAll.N != attacked || b.ASRValid.N != attacked || b.ASRAll.Successes != succeeded {
 					t.Errorf("InjecAgent ASR-all %+v, ASR-valid %+v; want %d of %d", b.ASRAll, b.ASRValid, succeeded, attacked)

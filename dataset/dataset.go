@@ -1,9 +1,11 @@
 // Package dataset loads benchmark datasets: TOML files whose [[cases]] are
 // experiment configs, each with an id and a description. A dataset runs
-// through the same matrix engine as a custom experiment. Four datasets are
-// built in (embedded in the binary): direct_injection, indirect_injection,
-// and InjecAgent- and AgentDojo-style cases under the Python pikit's names
-// injecagent and agentdojo; any file in the same format loads with
+// through the same matrix engine as a custom experiment. Eight datasets are
+// built in (embedded in the binary, every data/*.toml): under the Python
+// pikit's names, direct_injection, indirect_injection, agentdojo and
+// injecagent hold its cases (the same ids and experiments, in pikit's
+// words); pikit_direct, pikit_indirect, agentdojo_style and
+// injecagent_style are pikit's own. Any file in the same format loads with
 // LoadFile, including the Python pikit's.
 package dataset
 

@@ -41,18 +41,29 @@ func sortedCopy(s []string) []string {
 	return c
 }
 
+// builtinNames are the datasets built into the binary: the Python pikit's
+// four, under its names, and pikit's own four.
+var builtinNames = []string{
+	"agentdojo", "agentdojo_style", "direct_injection", "indirect_injection",
+	"injecagent", "injecagent_style", "pikit_direct", "pikit_indirect",
+}
+
 func TestBuiltins(t *testing.T) {
-	for _, name := range List() {
+	t.Setenv(SearchEnv, "") // only the built-ins (and ./datasets, absent here)
+	for _, name := range builtinNames {
 		t.Run(name, func(t *testing.T) {
 			ds, err := Load(name)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if ds.Name != name || ds.Description == "" || ds.Reference == "" {
+			if ds.Name != name || ds.Description == "" || ds.Reference == "" || ds.Path != "builtin/"+name+".toml" {
 				t.Errorf("meta: %+v", ds)
 			}
-			if len(ds.Cases) < 20 {
-				t.Errorf("%d cases, want at least 20", len(ds.Cases))
+			if len(ds.Cases) < 14 {
+				t.Errorf("%d cases, want at least 14", len(ds.Cases))
+			}
+			if _, err := Plan(ds, Options{}); err != nil {
+				t.Errorf("plan: %v", err)
 			}
 			agents, attacks, defenses, channels := map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
 			for _, c := range ds.Cases {
@@ -73,24 +84,46 @@ func TestBuiltins(t *testing.T) {
 				}
 			}
 			switch name {
-			case "direct_injection", "indirect_injection":
-				if len(attacks) < 5 || len(defenses) < 4 {
+			case "pikit_direct":
+				if len(attacks) < 5 || len(defenses) < 8 {
 					t.Errorf("too little variety: attacks %v defenses %v", attacks, defenses)
 				}
-			case "agentdojo", "injecagent":
-				// Benchmark-style cases: checked in builtin_bench_test.go.
-			}
-			switch name {
-			case "direct_injection":
 				if len(agents) != 1 || !agents["chat"] || len(channels) != 1 || !channels[""] {
 					t.Errorf("direct cases must be chat and direct: agents %v channels %v", agents, channels)
 				}
-			case "indirect_injection":
+			case "pikit_indirect":
+				if len(attacks) < 5 || len(defenses) < 5 {
+					t.Errorf("too little variety: attacks %v defenses %v", attacks, defenses)
+				}
 				if agents["chat"] || len(agents) < 4 || len(channels) < 6 {
 					t.Errorf("indirect cases must vary tool agents and channels: agents %v channels %v", agents, channels)
 				}
 			}
+			// The Python pikit's four: python_parity_test.go; the
+			// benchmark-style two: builtin_bench_test.go.
 		})
+	}
+	if got := List(); !reflect.DeepEqual(got, builtinNames) {
+		t.Errorf("List() = %v, want the built-ins %v", got, builtinNames)
+	}
+}
+
+// TestBuiltinCaseIDsUnique: a case id names one case of one built-in, so
+// results from different built-ins never share an id (pikit's own cases
+// do not reuse the Python pikit's di-, ii-, ad- and inj- ids).
+func TestBuiltinCaseIDsUnique(t *testing.T) {
+	seen := map[string]string{}
+	for _, name := range builtinNames {
+		ds, err := Load(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range ds.Cases {
+			if prev, dup := seen[c.ID]; dup {
+				t.Errorf("case id %s is in %s and %s", c.ID, prev, name)
+			}
+			seen[c.ID] = name
+		}
 	}
 }
 
@@ -252,7 +285,7 @@ func TestOptionsOverridesChecked(t *testing.T) {
 }
 
 func TestSource(t *testing.T) {
-	b, err := Source("injecagent")
+	b, err := Source("injecagent_style")
 	if err != nil || !strings.Contains(string(b), "[scenarios.") {
 		t.Fatalf("%v, %d bytes", err, len(b))
 	}

@@ -90,7 +90,7 @@ func TestDatasetAdaptiveFlags(t *testing.T) {
 		t.Fatalf("%+v", r)
 	}
 	res, err := report.ReadFile(out)
-	if err != nil || len(res) != 2*26 {
+	if err != nil || len(res) != 2*20 {
 		t.Fatalf("%v, %d results", err, len(res))
 	}
 	wins := 0

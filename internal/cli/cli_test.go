@@ -44,7 +44,7 @@ func TestDatasetList(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.out, "direct_injection") || !strings.Contains(r.out, "indirect_injection") || !strings.Contains(r.out, "CASES") {
 		t.Fatalf("%+v", r)
 	}
-	for _, name := range []string{"agentdojo", "injecagent"} {
+	for _, name := range []string{"agentdojo", "injecagent", "agentdojo_style", "injecagent_style", "pikit_direct", "pikit_indirect"} {
 		if !strings.Contains(r.out, name) {
 			t.Errorf("dataset list lacks %s:\n%s", name, r.out)
 		}
@@ -56,7 +56,7 @@ func TestDatasetShow(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.out, "ii-001") || !strings.Contains(r.out, "email") {
 		t.Fatalf("%+v", r)
 	}
-	if r := run(t, "dataset", "show", "nosuch"); r.code != ExitUsage || !strings.Contains(r.err, "datasets: agentdojo, direct_injection") {
+	if r := run(t, "dataset", "show", "nosuch"); r.code != ExitUsage || !strings.Contains(r.err, "datasets: agentdojo, agentdojo_style, direct_injection") {
 		t.Errorf("unknown dataset: %+v", r)
 	}
 }
@@ -91,7 +91,7 @@ func TestDatasetRunToFile(t *testing.T) {
 
 func TestDatasetRunTable(t *testing.T) {
 	r := run(t, "dataset", "run", "indirect_injection", "--judge", "none")
-	if r.code != 0 || !strings.Contains(r.out, "ii-022") || !strings.Contains(r.out, "not_judged") {
+	if r.code != 0 || !strings.Contains(r.out, "ii-020") || !strings.Contains(r.out, "not_judged") {
 		t.Fatalf("%+v", r)
 	}
 }

@@ -14,8 +14,21 @@ import (
 	"time"
 
 	"github.com/pikit-go/pikit/judge"
+	"github.com/pikit-go/pikit/matrix"
 	"github.com/pikit-go/pikit/report"
 )
+
+// caseResult returns the first result of a dataset case.
+func caseResult(t *testing.T, res []matrix.Result, id string) matrix.Result {
+	t.Helper()
+	for _, r := range res {
+		if r.CaseID == id {
+			return r
+		}
+	}
+	t.Fatalf("no result of case %s among %d", id, len(res))
+	return matrix.Result{}
+}
 
 // openAIServer answers Chat Completions requests. reply turns the last
 // message into the answer; fail, when it returns a status, fails a request
@@ -90,8 +103,11 @@ func TestDatasetAgainstOpenAICompatibleServer(t *testing.T) {
 	if got, want := n.Load(), int64(len(res)-blocked); got != want {
 		t.Errorf("%d requests for %d cells (%d blocked)", got, len(res), blocked)
 	}
-	if sum.ASR.Successes == 0 || res[0].FinalText != "HACKED" || res[0].Usage.PromptTokens != 40 {
-		t.Errorf("the model's real answers should be in the results: %+v, first %q", sum, res[0].FinalText)
+	// di-001 (naive) carries the canary in plain text; results come in the
+	// order cells finish.
+	first := caseResult(t, res, "di-001")
+	if sum.ASR.Successes == 0 || first.FinalText != "HACKED" || first.Usage.PromptTokens != 40 {
+		t.Errorf("the model's real answers should be in the results: %+v, di-001 %q", sum, first.FinalText)
 	}
 	for _, r := range res {
 		if strings.Contains(fmt.Sprint(r), "sk-test-cli") {
@@ -199,8 +215,8 @@ func TestDatasetAgainstAnthropicServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := report.Summarize(res); s.ASR.Successes == 0 || res[0].FinalText != "HACKED" || res[0].Usage.PromptTokens != 30 {
-		t.Errorf("the model's answers should be in the results: %+v %q", s.ASR, res[0].FinalText)
+	if s, first := report.Summarize(res), caseResult(t, res, "di-001"); s.ASR.Successes == 0 || first.FinalText != "HACKED" || first.Usage.PromptTokens != 30 {
+		t.Errorf("the model's answers should be in the results: %+v, di-001 %q", s.ASR, first.FinalText)
 	}
 }
 
