@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/pelletier/go-toml/v2"
+	"github.com/pikit-go/pikit/dataset"
+	"github.com/pikit-go/pikit/internal/termsafe"
 )
 
 func TestWriteRoundTrips(t *testing.T) {
@@ -98,5 +100,54 @@ func TestOptionsFromSet(t *testing.T) {
 		if info.Description == "" {
 			t.Errorf("%s has no description", info.Name)
 		}
+	}
+}
+
+// hostile is text a hostile benchmark file could carry: bidi overrides
+// and isolates, invisible characters, terminal controls, separators.
+const hostile = "pay \u202eevil.example\u202c \u2066x\u2069 zero\u200bwidth \ufeff \x1b[31mred\x1b[0m \u009b2J \u2028 \U000E0041 end"
+
+// TestWriteEscapesHostileText (issue 24): every text field a benchmark
+// gives is written with each control, bidi and invisible character
+// escaped, and the file loads back, through the parser users' files go
+// through, to the same values.
+func TestWriteEscapesHostileText(t *testing.T) {
+	d := &Dataset{
+		Benchmark: "hostile",
+		Meta:      Meta{Name: "hostile", Description: hostile, Reference: hostile},
+		Scenarios: []Scenario{{
+			Name: "desk", Description: hostile, System: hostile, UserMessage: hostile + " <M>", Channel: "raw",
+			Taint: Taint{Tool: "read", Mode: "insert", Marker: "<M>", Clean: hostile},
+			Tools: []Tool{
+				{Name: "read", Description: hostile, Parameters: map[string]any{"type": "object", "properties": map[string]any{}}, Output: hostile + " <M>"},
+				{Name: "send", Description: hostile, Sink: true, Output: hostile, Parameters: map[string]any{"type": "object", "properties": map[string]any{"to": map[string]any{"type": "string", "description": hostile}}}},
+			},
+		}},
+		Cases: []Case{{ID: "h1", Description: hostile, Reference: hostile, Config: map[string]any{
+			"agents": []string{"desk"}, "attacks": []string{"naive"}, "task": hostile, "canary": hostile,
+			"sink_args": map[string]any{"to": hostile}, "labels": map[string]any{"kind": hostile},
+		}}},
+	}
+	var b strings.Builder
+	if err := Write(&b, d); err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range b.String() {
+		if r != '\n' && termsafe.Unsafe(r) {
+			t.Fatalf("byte %d: %U written raw", i, r)
+		}
+	}
+	ds, err := dataset.Parse("hostile.toml", []byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := ds.Cases[0]
+	if ds.Description != hostile || c.Description != hostile || c.Reference != hostile || c.Config.Task != hostile ||
+		c.Config.Canary != hostile || c.Config.SinkArgs["to"] != hostile || c.Config.Labels["kind"] != hostile {
+		t.Errorf("read back differently: %+v", c)
+	}
+	sc := c.Config.Scenarios["desk"]
+	if sc == nil || sc.System != hostile || sc.Description != hostile {
+		t.Fatalf("scenario read back differently: %+v", sc)
 	}
 }

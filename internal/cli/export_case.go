@@ -1011,29 +1011,10 @@ type specDoc struct {
 // the whole document is decoded again and compared before it is written.
 type tomlText string
 
-// MarshalTOML implements go-toml's unstable.Marshaler.
+// MarshalTOML implements go-toml's unstable.Marshaler, escaping as every
+// dataset writer does (dataset.AppendQuoted).
 func (s tomlText) MarshalTOML() ([]byte, error) {
-	b := make([]byte, 0, len(s)+16)
-	b = append(b, '"')
-	for _, r := range string(s) {
-		switch {
-		case r == '"' || r == '\\':
-			b = append(b, '\\', byte(r))
-		case r == '\n':
-			b = append(b, `\n`...)
-		case r == '\t':
-			b = append(b, `\t`...)
-		case r < 0x20 || r == 0x7f || termsafe.Unsafe(r):
-			if r > 0xffff {
-				b = fmt.Appendf(b, `\U%08X`, r)
-			} else {
-				b = fmt.Appendf(b, `\u%04X`, r)
-			}
-		default:
-			b = utf8.AppendRune(b, r)
-		}
-	}
-	return append(b, '"'), nil
+	return dataset.AppendQuoted(make([]byte, 0, len(s)+16), string(s)), nil
 }
 
 // text returns a string for the encoder: as it is when go-toml's own
