@@ -144,7 +144,8 @@ type Step struct {
 // profile Init made in root (executable: the runtime's program, "" for
 // its default): nothing for Hermes, whose plugin needs no build; for
 // OpenClaw, the plugin's build with npm, then linking, enabling and
-// registering it with OpenClaw under the profile's state.
+// registering it with OpenClaw under the profile's state (a local
+// plugin, installed without a terminal: --force --accept-capabilities).
 func InstallSteps(runtime, root, executable string) []Step {
 	if runtime != "openclaw" {
 		return nil
@@ -157,7 +158,9 @@ func InstallSteps(runtime, root, executable string) []Step {
 	return []Step{
 		{Dir: fixture, Argv: []string{"npm", "install"}},
 		{Dir: fixture, Argv: []string{"npm", "run", "plugin:build"}},
-		{Argv: []string{executable, "plugins", "install", fixture, "--link"}, Env: env},
+		// --force and --accept-capabilities: without a terminal, OpenClaw
+		// cancels a local plugin's install until both are given.
+		{Argv: []string{executable, "plugins", "install", fixture, "--link", "--force", "--accept-capabilities"}, Env: env},
 		{Argv: []string{executable, "plugins", "enable", OpenClawPluginID}, Env: env},
 		{Argv: []string{executable, "plugins", "registry", "--refresh"}, Env: env},
 	}

@@ -90,7 +90,7 @@ func TestInstallSteps(t *testing.T) {
 	want := []string{
 		"/p/pikit-openclaw-fixture$ npm install",
 		"/p/pikit-openclaw-fixture$ npm run plugin:build",
-		"$ /opt/oc plugins install /p/pikit-openclaw-fixture --link",
+		"$ /opt/oc plugins install /p/pikit-openclaw-fixture --link --force --accept-capabilities",
 		"$ /opt/oc plugins enable pikit-fixture",
 		"$ /opt/oc plugins registry --refresh",
 	}

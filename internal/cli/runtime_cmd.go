@@ -344,8 +344,10 @@ func newRuntimeInstallCmd(streams IO) *cobra.Command {
 Python pikit's runtime install-fixture does. Hermes needs nothing more. For
 OpenClaw it runs, in order: npm install and npm run plugin:build in the
 plugin's directory, then openclaw plugins install DIR/pikit-openclaw-fixture
---link, openclaw plugins enable pikit-fixture and openclaw plugins registry
---refresh, with OPENCLAW_STATE_DIR and OPENCLAW_CONFIG_PATH pointing at DIR.
+--link --force --accept-capabilities (a local plugin: without a terminal,
+OpenClaw installs it only with both), openclaw plugins enable pikit-fixture
+and openclaw plugins registry --refresh, with OPENCLAW_STATE_DIR and
+OPENCLAW_CONFIG_PATH pointing at DIR.
 Their output goes to stderr; the first that fails stops it (exit 1).`,
 		Example: `  pikit runtime install-fixture openclaw ./openclaw-profile
   pikit runtime install-fixture openclaw ./openclaw-profile --executable ~/.npm-global/bin/openclaw`,
