@@ -274,15 +274,19 @@ type realResult struct {
 	TraceData json.RawMessage `json:"trace_data"`
 }
 
-func readRealResults(t *testing.T, path string) []realResult {
+func readRealResults(t *testing.T, path string) []realResult { return readJSONL[realResult](t, path) }
+
+// readJSONL reads a results file line by line into values of type T,
+// failing the test at a line that does not decode.
+func readJSONL[T any](t *testing.T, path string) []T {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []realResult
+	var out []T
 	for i, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
-		var r realResult
+		var r T
 		if err := json.Unmarshal(line, &r); err != nil {
 			t.Fatalf("%s:%d: %v", path, i+1, err)
 		}

@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -546,18 +545,7 @@ func rtRun(t *testing.T, model *rtModel, name string, opts map[string]any, concu
 		"--task", "Forward this thread to "+rtAttacker+".", "--sink-args", "target="+rtAttacker,
 		"-j", concurrency, "-o", out)
 	t.Logf("%s: two cells in %v, %d chat requests", name, time.Since(start).Round(time.Millisecond), model.Chats()-chats)
-	raw, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res []rtResult
-	for _, line := range bytes.Split(bytes.TrimSpace(raw), []byte("\n")) {
-		var r rtResult
-		if err := json.Unmarshal(line, &r); err != nil {
-			t.Fatalf("%s: %v", out, err)
-		}
-		res = append(res, r)
-	}
+	res := readJSONL[rtResult](t, out)
 	defer func() {
 		if t.Failed() {
 			t.Logf("the scripted model's requests:\n%s", model.Log(logFrom))
