@@ -204,7 +204,7 @@ func New(name string, options map[string]any, fixture string) (*Runtime, error) 
 			rt.Argv = argv
 		}
 	} else if executable != "" {
-		args := rt.builtinArgs(options, bad)
+		args := rt.builtinArgs(options, str, bad)
 		if v, ok := options["args"]; ok {
 			if args, err = argList(v); err != nil {
 				bad("args", "%v", err)
@@ -252,11 +252,7 @@ func New(name string, options map[string]any, fixture string) (*Runtime, error) 
 // the Python pikit's adapters do; the session key defaults to one per
 // cell (the Python pikit's one fixed key would carry a conversation from
 // cell to cell).
-func (rt *Runtime) builtinArgs(options map[string]any, bad func(key, format string, args ...any)) []string {
-	str := func(key string) string {
-		s, _ := options[key].(string)
-		return s
-	}
+func (rt *Runtime) builtinArgs(options map[string]any, str func(string) string, bad func(key, format string, args ...any)) []string {
 	flag := func(args []string, name, key string) []string {
 		if s := str(key); s != "" {
 			return append(args, name, s)

@@ -116,6 +116,7 @@ func TestNewRuntimeErrors(t *testing.T) {
 		{"empty command", "command", map[string]any{"command": []any{}}, "", "runtime_options.command: empty"},
 		{"command and binary", "openclaw", map[string]any{"command": "x", "binary": "y"}, "", "give command, or executable and args, not both"},
 		{"another runtime's option", "hermes", map[string]any{"state_dir": "/p"}, "", "runtime_options.state_dir: unknown option for runtime hermes"},
+		{"model not a string", "openclaw", map[string]any{"model": int64(3)}, "", "runtime_options.model: want a non-empty string"},
 		{"safe_mode not a bool", "hermes", map[string]any{"safe_mode": "no"}, "", "runtime_options.safe_mode: want true or false"},
 		{"empty toolsets", "hermes", map[string]any{"toolsets": []any{}}, "", "runtime_options.toolsets: empty"},
 		{"a fixture the plugins lack", "openclaw", nil, "calendar", `fixture: unknown fixture "calendar"; the openclaw fixture plugin's: document, email, rag, skill, webpage`},
