@@ -766,7 +766,9 @@ func newResult(cell Cell, runID string) Result {
 }
 
 // withKwargs returns s with kwargs {} when it has none, as a result's
-// method_specs give them.
+// method_specs give them (the Python pikit's always do). A planned cell's
+// specs already have them (entries); this allocates only for a cell made
+// by hand.
 func withKwargs(s Spec) Spec {
 	if s.Kwargs == nil {
 		s.Kwargs = map[string]any{}

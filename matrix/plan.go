@@ -218,16 +218,35 @@ func (g *Grid) Cell(i int) Cell {
 func entries(specs []Spec) []axisEntry {
 	out := make([]axisEntry, len(specs))
 	for i, s := range specs {
-		// The key's material, as it has always been encoded (no kwargs
-		// when empty) so that cell keys, and resumes, stay the same; map
-		// keys sorted: independent of config order.
-		b, _ := json.Marshal(struct {
-			Name   string         `json:"name"`
-			Kwargs map[string]any `json:"kwargs,omitempty"`
-		}{s.Name, s.Kwargs})
-		out[i] = axisEntry{spec: s, key: append(b, 0)}
+		// The key's material: map keys sorted, independent of config order.
+		b, _ := json.Marshal(specKey(s))
+		// Kwargs {} once per entry, so that no cell's result allocates
+		// its own (see withKwargs).
+		out[i] = axisEntry{spec: withKwargs(s), key: append(b, 0)}
 	}
 	return out
+}
+
+// keySpec is a Spec as keys and comparisons encode it: kwargs left out
+// when there are none, as they always have been, so that cell keys (and
+// resumes) stay the same and results pair across files whether they
+// wrote empty kwargs or none.
+type keySpec struct {
+	Name   string         `json:"name"`
+	Kwargs map[string]any `json:"kwargs,omitempty"`
+}
+
+func specKey(s Spec) keySpec { return keySpec{s.Name, s.Kwargs} }
+
+// SpecsKey returns method specs as compact JSON with keys sorted and
+// empty kwargs left out: what a cell tried, for pairing results across
+// files and runs.
+func SpecsKey(m map[string]Spec) ([]byte, error) {
+	n := make(map[string]keySpec, len(m))
+	for k, v := range m {
+		n[k] = specKey(v)
+	}
+	return json.Marshal(n)
 }
 
 func appendUnique(list []Spec, s Spec) []Spec {

@@ -86,7 +86,7 @@ func (r *Record) Result() (matrix.Result, error) {
 func RecordOf(r *matrix.Result) Record {
 	rec := recordOf(r)
 	if r.MethodSpecs != nil {
-		if b, err := specsKey(r.MethodSpecs); err == nil {
+		if b, err := matrix.SpecsKey(r.MethodSpecs); err == nil {
 			rec.MethodSpecs = string(b)
 		}
 	}
@@ -219,20 +219,4 @@ func (r *Record) appendLabel(b []byte) []byte {
 	b = append(append(b, r.Attack...), " · "...)
 	b = append(append(b, r.Defense...), " · "...)
 	return append(b, r.Field("channel")...)
-}
-
-// specsKey is method_specs as compact JSON with keys sorted, kwargs left
-// out when there are none (left out, null or {} are the same: no
-// options), so that results pair across files whichever way they wrote
-// them.
-func specsKey(m map[string]matrix.Spec) ([]byte, error) {
-	type spec struct {
-		Name   string         `json:"name"`
-		Kwargs map[string]any `json:"kwargs,omitempty"`
-	}
-	n := make(map[string]spec, len(m))
-	for k, v := range m {
-		n[k] = spec{v.Name, v.Kwargs}
-	}
-	return json.Marshal(n)
 }

@@ -877,7 +877,7 @@ func (s *scanner) methodSpecs(v []byte) (string, error) {
 	}
 	out := ""
 	if m != nil {
-		b, err := specsKey(m)
+		b, err := matrix.SpecsKey(m)
 		if err != nil {
 			return "", fmt.Errorf("field \"method_specs\": %w", err)
 		}
