@@ -28,11 +28,7 @@ func (t *repeatTally) add(r matrix.Result) {
 	if t.groups == nil {
 		t.groups, t.runID = map[string]*repeatGroup{}, r.RunID
 	}
-	specs := ""
-	for _, k := range []string{"attack", "defense", "channel"} {
-		s := r.MethodSpecs[k]
-		specs += fmt.Sprintf("%s=%s%v;", k, s.Name, s.Kwargs)
-	}
+	specs, _ := matrix.SpecsKey(r.MethodSpecs)
 	key := fmt.Sprintf("%q %q %q %q %q %q %s", r.CaseID, r.Attack, r.Defense, r.Channel, r.Agent, r.Target, specs)
 	g, ok := t.groups[key]
 	if !ok {
