@@ -1,7 +1,6 @@
 package agentrt
 
 import (
-	"bytes"
 	"context"
 	"embed"
 	"encoding/json"
@@ -297,7 +296,7 @@ func (r *ProfileReport) probe(ctx context.Context, path, dir string) {
 			Names []string `json:"names"`
 		} `json:"tools"`
 	}
-	if err := json.NewDecoder(bytes.NewReader([]byte(stdout.String()))).Decode(&got); err != nil {
+	if err := json.NewDecoder(strings.NewReader(stdout.String())).Decode(&got); err != nil {
 		r.RuntimeProbeError = "OpenClaw's plugin inspection is not the JSON expected: " + err.Error()
 		return
 	}
