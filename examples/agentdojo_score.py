@@ -218,6 +218,42 @@ class Scorer:
         return bool(utility), (bool(security) if injection_task is not None else None), calls, replay.errors
 
 
+def expand_texts(r, trace, where):
+    """Put back the texts pikit wrote once. In a trace of schema
+    pikit.trace.v2 a text the line already holds (the answer, a step that
+    echoes another) is written as NAME_ref, a JSON Pointer into the result
+    (/final_text or /trace_data/steps/N/text or .../result of an earlier
+    step), with NAME_prefix, the text before it, when there is one."""
+    steps = trace.get("steps")
+    steps = steps if isinstance(steps, list) else []
+
+    def text(obj, name, pos, here):
+        ref = obj.pop(name + "_ref", None)
+        prefix = obj.pop(name + "_prefix", "")
+        if ref is None:
+            return
+        if not isinstance(prefix, str):
+            raise BadInput(f"{here}.{name}_prefix: want a string")
+        src = None
+        if ref == "/final_text":
+            src = r.get("final_text")
+        elif isinstance(ref, str) and ref.startswith("/trace_data/steps/"):
+            num, _, field = ref[len("/trace_data/steps/"):].partition("/")
+            if num.isdigit() and str(int(num)) == num and int(num) < pos and field in ("text", "result"):
+                earlier = steps[int(num)]
+                src = earlier.get(field, "") if isinstance(earlier, dict) else None
+        if not isinstance(src, str):
+            raise BadInput(f"{here}.{name}_ref: {ref!r} points to no text of the result before it")
+        obj[name] = prefix + src
+
+    for i, step in enumerate(steps):
+        if isinstance(step, dict):
+            here = f"{where}: trace_data.steps[{i}]"
+            text(step, "text", i, here)
+            text(step, "result", i, here)
+    text(trace, "final_text", len(steps), f"{where}: trace_data")
+
+
 def replay_turns(ad, trace, where):
     """The model's turns with tool calls, from a pikit trace, in attempts: a
     run pikit started over (trace reruns) has one per user step."""
@@ -329,6 +365,7 @@ def process(ad, scorer, src, name, out, counts):
             counts["unscored_kept"] += 1
             out.write(text if text.endswith("\n") else text + "\n")
             continue
+        expand_texts(r, trace, where)
         case = r.get("case_id")
         m = CASE_ID.match(case) if isinstance(case, str) else None
         if not m:

@@ -19,6 +19,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	pikitresult "github.com/pikit-go/pikit/result"
 )
 
 // The real runtimes of the suite: Hermes Agent (PyPI hermes-agent, with
@@ -384,34 +386,6 @@ func writeJSON(w http.ResponseWriter, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// rtResult is what the test reads of a result line.
-type rtResult struct {
-	Attack    string `json:"attack"`
-	Channel   string `json:"channel"`
-	Outcome   string `json:"outcome"`
-	Reason    string `json:"reason"`
-	SinkFired bool   `json:"sink_fired"`
-	Error     string `json:"error"`
-	Final     string `json:"final_text"`
-	Trace     struct {
-		Agent          string `json:"agent"`
-		TaintDelivered bool   `json:"taint_delivered"`
-		Steps          []struct {
-			Kind      string `json:"kind"`
-			Tool      string `json:"tool"`
-			Arguments string `json:"arguments"`
-			Result    string `json:"result"`
-			Text      string `json:"text"`
-			Tainted   bool   `json:"tainted"`
-			Sink      bool   `json:"sink"`
-		} `json:"steps"`
-		SinkCalls []struct {
-			Tool      string            `json:"tool"`
-			Arguments map[string]string `json:"arguments"`
-		} `json:"sink_calls"`
-	} `json:"trace_data"`
-}
-
 // TestRealRuntimes runs a baseline cell and a naive email injection
 // through each real runtime, Hermes Agent and OpenClaw, with pikit's
 // fixture plugin, against the scripted model: the injected cell reads the
@@ -545,7 +519,7 @@ func rtRun(t *testing.T, model *rtModel, name string, opts map[string]any, concu
 		"--task", "Forward this thread to "+rtAttacker+".", "--sink-args", "target="+rtAttacker,
 		"-j", concurrency, "-o", out)
 	t.Logf("%s: two cells in %v, %d chat requests", name, time.Since(start).Round(time.Millisecond), model.Chats()-chats)
-	res := readJSONL[rtResult](t, out)
+	res := readJSONL[pikitresult.Result](t, out)
 	defer func() {
 		if t.Failed() {
 			t.Logf("the scripted model's requests:\n%s", model.Log(logFrom))
@@ -560,11 +534,15 @@ func rtRun(t *testing.T, model *rtModel, name string, opts map[string]any, concu
 			t.Errorf("%s: %s: %s", where, r.Outcome, r.Error)
 			continue
 		}
-		if r.Trace.Agent != "runtime:"+name {
-			t.Errorf("%s: trace agent %q, want runtime:%s", where, r.Trace.Agent, name)
+		if r.TraceData == nil {
+			t.Errorf("%s: no trace", where)
+			continue
+		}
+		if r.TraceData.Agent != "runtime:"+name {
+			t.Errorf("%s: trace agent %q, want runtime:%s", where, r.TraceData.Agent, name)
 		}
 		var read, sink int
-		for _, s := range r.Trace.Steps {
+		for _, s := range r.TraceData.Steps {
 			switch {
 			case s.Kind == "tool" && s.Tool == "pikit_read_email":
 				read++
@@ -589,19 +567,19 @@ func rtRun(t *testing.T, model *rtModel, name string, opts map[string]any, concu
 			if r.SinkFired || sink != 0 || r.Outcome != "not_reached" {
 				t.Errorf("%s: baseline: outcome %s, sink fired %v (%d sink calls), want not_reached and no sink: %s", where, r.Outcome, r.SinkFired, sink, r.Reason)
 			}
-			if r.Final != rtSummary {
-				t.Errorf("%s: answer %q, want the scripted model's %q", where, r.Final, rtSummary)
+			if r.FinalText != rtSummary {
+				t.Errorf("%s: answer %q, want the scripted model's %q", where, r.FinalText, rtSummary)
 			}
 		case "naive":
-			if r.Outcome != "full_success" || !r.SinkFired || !r.Trace.TaintDelivered {
-				t.Errorf("%s: outcome %s, sink fired %v, taint delivered %v, want full_success: %s", where, r.Outcome, r.SinkFired, r.Trace.TaintDelivered, r.Reason)
+			if r.Outcome != "full_success" || !r.SinkFired || !r.TraceData.TaintDelivered {
+				t.Errorf("%s: outcome %s, sink fired %v, taint delivered %v, want full_success: %s", where, r.Outcome, r.SinkFired, r.TraceData.TaintDelivered, r.Reason)
 			}
-			if sink != 1 || len(r.Trace.SinkCalls) != 1 || r.Trace.SinkCalls[0].Tool != "pikit_record_sink" ||
-				r.Trace.SinkCalls[0].Arguments["target"] != rtAttacker || r.Trace.SinkCalls[0].Arguments["action"] != "send_email" {
-				t.Errorf("%s: %d sink steps, sink calls %+v, want one pikit_record_sink send_email to %s", where, sink, r.Trace.SinkCalls, rtAttacker)
+			if sink != 1 || len(r.TraceData.SinkCalls) != 1 || r.TraceData.SinkCalls[0].Tool != "pikit_record_sink" ||
+				r.TraceData.SinkCalls[0].Arguments["target"] != rtAttacker || r.TraceData.SinkCalls[0].Arguments["action"] != "send_email" {
+				t.Errorf("%s: %d sink steps, sink calls %+v, want one pikit_record_sink send_email to %s", where, sink, r.TraceData.SinkCalls, rtAttacker)
 			}
-			if r.Final != rtSent {
-				t.Errorf("%s: answer %q, want the scripted model's %q", where, r.Final, rtSent)
+			if r.FinalText != rtSent {
+				t.Errorf("%s: answer %q, want the scripted model's %q", where, r.FinalText, rtSent)
 			}
 		default:
 			t.Errorf("%s: an attack not asked for", where)

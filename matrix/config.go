@@ -11,6 +11,7 @@ import (
 
 	"github.com/pikit-go/pikit/agent"
 	"github.com/pikit-go/pikit/attack"
+	"github.com/pikit-go/pikit/result"
 )
 
 // Defaults of a Config, as the Python pikit has them.
@@ -40,14 +41,9 @@ const (
 )
 
 // Spec is a method with options: an entry of attack_specs, defense_specs or
-// channel_specs ({name = "...", kwargs = {...}}).
-//
-// A result's method_specs give kwargs always ({} when there are none), as
-// the Python pikit's do.
-type Spec struct {
-	Name   string         `json:"name" toml:"name"`
-	Kwargs map[string]any `json:"kwargs" toml:"kwargs"`
-}
+// channel_specs ({name = "...", kwargs = {...}}). It is result.Spec: a
+// result's method_specs hold the cell's.
+type Spec = result.Spec
 
 // Config is one experiment: the axes to cross and everything that decides a
 // cell's outcome. Zero values of list fields mean their defaults; use

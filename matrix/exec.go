@@ -20,6 +20,7 @@ import (
 	"github.com/pikit-go/pikit/defense"
 	"github.com/pikit-go/pikit/judge"
 	"github.com/pikit-go/pikit/method"
+	"github.com/pikit-go/pikit/result"
 	"github.com/pikit-go/pikit/target"
 )
 
@@ -293,7 +294,7 @@ func (e *env) execute(ctx context.Context, cell Cell) (res Result, interrupted b
 	if adaptive {
 		task = e.task(cell, craft.Crafted{Payload: s.res.FinalPayload}, st)
 	}
-	res.JudgedAgainst = judgedAgainst(task)
+	res.JudgedAgainst = result.Against(task)
 	res.TraceData = &tr
 	res.FinalText = tr.FinalText
 	res.SinkFired = len(tr.SinkCalls) > 0
@@ -779,7 +780,7 @@ func withKwargs(s Spec) Spec {
 // SchemaVersion names the result schema, in every result's metadata
 // (schema_version): the Python pikit's name for the schema pikit's
 // results are a superset of.
-const SchemaVersion = "pikit.experiment-result.v1"
+const SchemaVersion = result.SchemaVersion
 
 // goVersion is the Go release pikit was built with, in every result's
 // metadata (runtime_version: what the Python pikit's interpreter version

@@ -14,6 +14,7 @@ import (
 	"github.com/pikit-go/pikit/attack"
 	"github.com/pikit-go/pikit/channel"
 	"github.com/pikit-go/pikit/defense"
+	"github.com/pikit-go/pikit/result"
 )
 
 // Cell is one combination to run: every choice resolved, plus a stable Key.
@@ -219,34 +220,12 @@ func entries(specs []Spec) []axisEntry {
 	out := make([]axisEntry, len(specs))
 	for i, s := range specs {
 		// The key's material: map keys sorted, independent of config order.
-		b, _ := json.Marshal(specKey(s))
+		b, _ := result.SpecKey(s)
 		// Kwargs {} once per entry, so that no cell's result allocates
 		// its own (see withKwargs).
 		out[i] = axisEntry{spec: withKwargs(s), key: append(b, 0)}
 	}
 	return out
-}
-
-// keySpec is a Spec as keys and comparisons encode it: kwargs left out
-// when there are none, as they always have been, so that cell keys (and
-// resumes) stay the same and results pair across files whether they
-// wrote empty kwargs or none.
-type keySpec struct {
-	Name   string         `json:"name"`
-	Kwargs map[string]any `json:"kwargs,omitempty"`
-}
-
-func specKey(s Spec) keySpec { return keySpec{s.Name, s.Kwargs} }
-
-// SpecsKey returns method specs as compact JSON with keys sorted and
-// empty kwargs left out: what a cell tried, for pairing results across
-// files and runs.
-func SpecsKey(m map[string]Spec) ([]byte, error) {
-	n := make(map[string]keySpec, len(m))
-	for k, v := range m {
-		n[k] = specKey(v)
-	}
-	return json.Marshal(n)
 }
 
 func appendUnique(list []Spec, s Spec) []Spec {

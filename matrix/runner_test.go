@@ -397,3 +397,13 @@ agents = ["*"]`)
 		t.Error("no defense is not in the wildcard's set")
 	}
 }
+
+// runResults runs a plan and returns its results, timestamps and all.
+func runResults(t *testing.T, doc string, open func(string, target.Options) (target.Target, error)) []Result {
+	t.Helper()
+	res, err := Runner{Concurrency: 4, Open: open, WorkDir: t.TempDir()}.RunAll(context.Background(), plan(t, doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}

@@ -99,8 +99,8 @@ func adaptiveOf(r *Record) (c adaptiveCell, ok bool) {
 	switch {
 	case r.full != nil:
 		meta = adaptiveMap(r.full.Metadata["adaptive"])
-	case r.metadata != nil:
-		meta = rawAdaptive(r.metadata)
+	case r.MetadataText != nil:
+		meta = rawAdaptive(r.MetadataText)
 	}
 	if meta == nil && r.Attack != "adaptive" {
 		return c, false

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pikit-go/pikit/judge"
 	"github.com/pikit-go/pikit/matrix"
+	"github.com/pikit-go/pikit/result"
 )
 
 // Tests of issue 21, "Defects met on the same runs".
@@ -59,7 +60,7 @@ func TestReadWithAndWithoutJudgedAgainst(t *testing.T) {
 		}
 		var recs []Record
 		if err := ScanFile(path, func(r *Record) error {
-			recs = append(recs, Record{Key: r.Key, Attempts: r.Attempts, Retries: r.Retries})
+			recs = append(recs, Record{Brief: result.Brief{Key: r.Key, Attempts: r.Attempts, Retries: r.Retries}})
 			return nil
 		}); err != nil {
 			t.Fatalf("%s: scan: %v", path, err)

@@ -8,6 +8,7 @@ import (
 	"github.com/pikit-go/pikit/agent"
 	"github.com/pikit-go/pikit/judge"
 	"github.com/pikit-go/pikit/matrix"
+	"github.com/pikit-go/pikit/result"
 )
 
 // Record is the part of a result that summaries, comparisons and gates
@@ -17,51 +18,14 @@ import (
 // large results file streams through in little memory; Result decodes the
 // whole result when it is wanted.
 type Record struct {
-	Key, Attack, Defense, Channel, Agent, Target, CaseID string
-	// Benchmark is the standard benchmark the result's case came from
-	// (its metadata's "benchmark"), "" for none.
-	Benchmark string
-	// Labels are the case's labels (its metadata's "labels"), nil for
-	// none: pikit report --by label:NAME groups by one.
-	Labels map[string]string
-
-	Outcome judge.Outcome
-	Success bool
-	// Utility is the result's utility verdict, nil when it has none.
-	Utility *bool
-	// Reason and Error say why a result without an outcome (the Python
-	// pikit's older files) counts as an error.
-	Reason, Error string
-	RepeatIndex   int
-	// Attempts and Retries are the model requests the cell sent and the
-	// retries among them (0 in files written before pikit counted them).
-	Attempts, Retries int
-	// MethodSpecs is the result's method_specs as compact JSON with its
-	// keys sorted, "" when it has none: part of what a cell tried, for
-	// pairing cells across runs.
-	MethodSpecs string
+	result.Brief
 	// Line is where the result is in its file: its JSONL line, the line
 	// of a JSON array element's opening brace, or the line of its CSV row.
 	Line int
-	// ToolCallsFailed is set when the cell's trace has tool calls and
-	// every one of them failed (a tool the scenario lacks, arguments the
-	// tool refused): the model never saw a tool's answer, so the cell's
-	// verdict may say more about the scenario or the target than about
-	// the model. A result without a trace (CSV) never sets it.
-	ToolCallsFailed bool
-	// RepeatSummary marks a repeat-summary row (signals holding
-	// "repeat_summary"), which the Python pikit writes after a
-	// combination's repeats and pikit with --repeat-summary: not a cell.
-	// Scan passes over such rows.
-	RepeatSummary bool
 
-	file string // the file's name, for errors
-	raw  []byte // the result's JSON text; valid during a Scan callback
-	// metadata is the JSON text of the result's metadata, nil when it has
-	// none; valid during a Scan callback.
-	metadata []byte
-	full     *matrix.Result // the whole result, when the reader has it
-	utility  bool           // what Utility points to
+	file string         // the file's name, for errors
+	raw  []byte         // the result's JSON text; valid during a Scan callback
+	full *matrix.Result // the whole result, when the reader has it
 }
 
 // Result returns the whole result. In a Scan callback, call it during the
@@ -86,7 +50,7 @@ func (r *Record) Result() (matrix.Result, error) {
 func RecordOf(r *matrix.Result) Record {
 	rec := recordOf(r)
 	if r.MethodSpecs != nil {
-		if b, err := matrix.SpecsKey(r.MethodSpecs); err == nil {
+		if b, err := result.SpecsKey(r.MethodSpecs); err == nil {
 			rec.MethodSpecs = string(b)
 		}
 	}
@@ -95,14 +59,14 @@ func RecordOf(r *matrix.Result) Record {
 
 // recordOf is RecordOf without MethodSpecs, which only comparisons read.
 func recordOf(r *matrix.Result) Record {
-	rec := Record{
+	rec := Record{Brief: result.Brief{
 		Key: r.Key, Attack: r.Attack, Defense: r.Defense, Channel: r.Channel, Agent: r.Agent,
 		Target: r.Target, CaseID: r.CaseID, Outcome: r.Outcome, Success: r.Success,
-		Reason: r.Reason, Error: r.Error, RepeatIndex: r.RepeatIndex, full: r,
+		Reason: r.Reason, Error: r.Error, RepeatIndex: r.RepeatIndex,
 		Attempts: r.Attempts, Retries: r.Retries,
-	}
+	}, full: r}
 	if r.Utility != nil {
-		rec.setUtility(*r.Utility)
+		rec.SetUtility(*r.Utility)
 	}
 	rec.RepeatSummary = slices.Contains(r.Signals, RepeatSummarySignal)
 	rec.Benchmark, _ = r.Metadata["benchmark"].(string)
@@ -128,11 +92,6 @@ func recordOf(r *matrix.Result) Record {
 	}
 	rec.normalize()
 	return rec
-}
-
-func (r *Record) setUtility(v bool) {
-	r.utility = v
-	r.Utility = &r.utility
 }
 
 // Field returns the value of a grouping field (one of GroupFields, "case"

@@ -10,12 +10,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"unicode/utf8"
 
-	"github.com/pikit-go/pikit/judge"
 	"github.com/pikit-go/pikit/matrix"
+	"github.com/pikit-go/pikit/result"
 )
 
 // ErrNotResults is wrapped by every error about what a file holds: it is
@@ -27,21 +25,9 @@ var ErrNotResults = errors.New("not pikit results")
 // long trace).
 const maxLine = 64 << 20
 
-// What a result must carry to be read as one: a verdict and something
-// naming the cell.
-const (
-	wantResult = `a JSON object with "outcome" or "success" and at least one of "attack", "agent", "key"`
-	wantHeader = `a header with an "outcome" or "success" column and an "attack", "agent" or "key" column`
-)
-
-// wantOutcome lists the outcomes a result may have.
-var wantOutcome = func() string {
-	names := make([]string, len(judge.Outcomes))
-	for i, o := range judge.Outcomes {
-		names[i] = string(o)
-	}
-	return "one of " + strings.Join(names, ", ")
-}()
+// What a CSV file must have to be read as results: a verdict column and
+// one naming the cell.
+const wantHeader = `a header with an "outcome" or "success" column and an "attack", "agent" or "key" column`
 
 // dataError is an error about a file's content at a line.
 type dataError struct {
@@ -119,7 +105,7 @@ func ScanFile(path string, fn func(*Record) error) error {
 
 // RepeatSummarySignal marks a repeat-summary row: the success count of a
 // combination's repeats, written after them, not a cell of its own.
-const RepeatSummarySignal = "repeat_summary"
+const RepeatSummarySignal = result.RepeatSummarySignal
 
 // Scan reads results in format (".jsonl", ".json" or ".csv") from r and
 // calls fn with each one's Record, in file order (a repeat-summary row,
@@ -157,7 +143,7 @@ type SkipFunc func(line int, why string) error
 // after telling skip, where Scan would stop; a nil skip makes it Scan.
 // JSON and CSV files are read as Scan reads them.
 func ScanSkipping(r io.Reader, name, format string, fn func(*Record) error, skip SkipFunc) error {
-	s := &scanner{name: name, fn: fn, skip: skip, intern: map[string]string{}, specs: map[string]string{}}
+	s := &scanner{name: name, fn: fn, skip: skip}
 	switch format {
 	case ".jsonl", ".json", ".csv":
 		var err error
@@ -196,17 +182,12 @@ func dropBOM(r io.Reader) (io.Reader, error) {
 
 // scanner reads one file's results.
 type scanner struct {
-	name   string
-	fn     func(*Record) error
-	skip   SkipFunc // nil: a line that is not a result ends the scan
-	rec    Record
-	intern map[string]string // values that repeat: attack names, outcomes, …
-	specs  map[string]string // method_specs as written → canonical
+	name string
+	fn   func(*Record) error
+	skip SkipFunc // nil: a line that is not a result ends the scan
+	rec  Record
+	dec  result.Decoder
 }
-
-// maxIntern bounds the interning tables: past it, new values are still
-// decoded, just not shared.
-const maxIntern = 4096
 
 func (s *scanner) errorf(line int, err error, format string, a ...any) error {
 	return dataErrorf(s.name, line, err, format, a...)
@@ -239,7 +220,7 @@ func (s *scanner) emit(b []byte, line int) error {
 // is not a result.
 func (s *scanner) record(b []byte, line int) error {
 	s.rec = Record{Line: line, raw: b, file: s.name}
-	if err := s.decode(b, &s.rec); err != nil {
+	if err := s.dec.Decode(b, &s.rec.Brief); err != nil {
 		if bytes.HasPrefix(b, []byte(bom)) {
 			return s.errorf(line, nil, "not a result: a byte-order mark (U+FEFF) starts the line; only the file's start may have one (were files joined?)")
 		}
@@ -322,7 +303,7 @@ func (s *scanner) jsonArray(r io.Reader) error {
 		return nil // an empty file: no results
 	}
 	if c.peek() != '[' {
-		return s.errorf(c.line, nil, "want a JSON array of results, got %s", describe(c.buf[c.pos:]))
+		return s.errorf(c.line, nil, "want a JSON array of results, got %s", result.Describe(c.buf[c.pos:]))
 	}
 	c.pos++
 	if err := s.arraySpace(c); err != nil {
@@ -335,11 +316,11 @@ func (s *scanner) jsonArray(r io.Reader) error {
 			line := c.line
 			elem, err := c.value()
 			switch {
-			case errors.Is(err, errTruncated):
+			case errors.Is(err, result.ErrTruncated):
 				return s.errorf(line, nil, "not a result: the file ends inside it")
 			case errors.Is(err, errTooLong):
 				return s.errorf(line, nil, "a result longer than %d MiB", maxLine>>20)
-			case errors.Is(err, errSyntax):
+			case errors.Is(err, result.ErrSyntax):
 				return s.errorf(line, err, "not a result")
 			case err != nil:
 				return s.ioError(line, err)
@@ -356,7 +337,7 @@ func (s *scanner) jsonArray(r io.Reader) error {
 				break
 			}
 			if c.peek() != ',' {
-				return s.errorf(c.line, nil, "invalid JSON: want , or ] after an array element, got %s", describe(c.buf[c.pos:]))
+				return s.errorf(c.line, nil, "invalid JSON: want , or ] after an array element, got %s", result.Describe(c.buf[c.pos:]))
 			}
 			c.pos++
 			if err := s.arraySpace(c); err != nil {
@@ -368,7 +349,7 @@ func (s *scanner) jsonArray(r io.Reader) error {
 		return s.ioError(0, err)
 	}
 	if !c.atEOF() {
-		return s.errorf(c.line, nil, "invalid JSON: more after the array's closing ]: %s", describe(c.buf[c.pos:]))
+		return s.errorf(c.line, nil, "invalid JSON: more after the array's closing ]: %s", result.Describe(c.buf[c.pos:]))
 	}
 	return nil
 }
@@ -457,642 +438,20 @@ func (s *scanner) csvError(err error) error {
 	return s.errorf(pe.StartLine, err, "malformed CSV (want RFC 4180: a field holding a quote, a comma or a line break is quoted whole, its quotes doubled)")
 }
 
-// csvResult makes a result of a CSV row, by column name. The verdict must
-// be one: an outcome cell, when there is one and it is not empty, holds
-// one of judge.Outcomes, and a success cell holds true or false (in any
-// case: the Python pikit writes True and False); without an outcome the
-// success cell is the verdict. Other typed cells (sink_fired, the
-// integers) are empty or of their type. The error names the column.
+// csvResult makes a result of a CSV row, by column name (see
+// result.FromCSV).
 func csvResult(col map[string]int, rec []string) (matrix.Result, error) {
-	get := func(name string) string {
-		if i, ok := col[name]; ok && i < len(rec) {
-			return rec[i]
+	res, err := result.FromCSV(func(name string) (string, bool) {
+		i, ok := col[name]
+		if ok && i < len(rec) {
+			return rec[i], true
 		}
-		return ""
-	}
-	var bad error
-	flag := func(name string, optional bool) bool {
-		v := get(name)
-		switch {
-		case strings.EqualFold(v, "true"):
-			return true
-		case strings.EqualFold(v, "false"), v == "" && optional:
-			return false
-		}
-		if bad == nil {
-			bad = fmt.Errorf("column %q: want true or false, got %s", name, describeCell(v))
-		}
-		return false
-	}
-	integer := func(name string) int64 {
-		v := get(name)
-		if v == "" {
-			return 0
-		}
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil && bad == nil {
-			bad = fmt.Errorf("column %q: want an integer, got %s", name, describeCell(v))
-		}
-		return n
-	}
-	res := matrix.Result{
-		Attack: get("attack"), Defense: get("defense"), Channel: get("channel"), Agent: get("agent"),
-		Target: get("target"), Confidence: get("confidence"), Reason: get("reason"),
-		FinalText: get("final_text"), Timestamp: get("timestamp"), Key: get("key"),
-		Outcome: judge.Outcome(get("outcome")), CaseID: get("case_id"), CaseDescription: get("case_description"),
-		Task: get("task"), RunID: get("run_id"), Error: get("error"),
-	}
-	if res.Outcome != "" && !res.Outcome.Valid() {
-		return res, fmt.Errorf("column \"outcome\": want %s; got %s", wantOutcome, describeCell(string(res.Outcome)))
-	}
-	_, hasSuccess := col["success"]
-	if res.Outcome == "" && !hasSuccess {
-		return res, fmt.Errorf("the \"outcome\" cell is empty and there is no \"success\" column: want %s", wantOutcome)
-	}
-	if hasSuccess {
-		res.Success = flag("success", false)
-	}
-	res.SinkFired = flag("sink_fired", true)
-	res.RepeatIndex = int(integer("repeat_index"))
-	res.Seed = integer("seed")
-	res.LatencyMS = integer("latency_ms")
-	res.ModelLatencyMS = integer("model_latency_ms")
-	res.Attempts, res.Retries = int(integer("attempts")), int(integer("retries"))
-	res.Usage.PromptTokens, res.Usage.CompletionTokens = int(integer("prompt_tokens")), int(integer("completion_tokens"))
-	if bad != nil {
-		return res, bad
-	}
-	if s := get("signals"); s != "" {
-		res.Signals = strings.Split(s, ";")
-	}
-	// What the verdict was judged against, when the file says.
-	if payload, canary, args, re := get("payload"), get("canary"), get("sink_args"), get("canary_regex"); payload != "" || canary != "" || args != "" || re != "" {
-		j := &matrix.JudgedAgainst{Task: res.Task, Payload: payload, Canary: canary, CanaryRegex: re, Criteria: get("judge_criteria"), RequireSink: flag("require_sink", false)}
-		if f := get("canary_fuzzy"); f != "" {
-			n, err := strconv.Atoi(f)
-			if err != nil || n < 0 || n > 100 {
-				return res, fmt.Errorf("column \"canary_fuzzy\": want a score from 0 to 100, got %s", describeCell(f))
-			}
-			j.CanaryFuzzy = n
-		}
-		if args != "" {
-			if err := json.Unmarshal([]byte(args), &j.SinkArgs); err != nil {
-				return res, fmt.Errorf("column \"sink_args\": want a JSON object of strings, got %s", describeCell(args))
-			}
-		}
-		res.JudgedAgainst = j
-	}
-	if bench, labels := get("benchmark"), get("labels"); bench != "" || labels != "" {
-		res.Metadata = map[string]any{}
-		if bench != "" {
-			res.Metadata["benchmark"] = bench
-		}
-		if labels != "" {
-			var l map[string]any
-			if err := json.Unmarshal([]byte(labels), &l); err != nil {
-				return res, fmt.Errorf("column \"labels\": want a JSON object, got %s", describeCell(labels))
-			}
-			res.Metadata["labels"] = l
-		}
-	}
-	normalize(&res)
-	return res, nil
-}
-
-// describeCell shows a cell's value in an error, "an empty cell" for "".
-func describeCell(v string) string {
-	if v == "" {
-		return "an empty cell"
-	}
-	return describe([]byte(v))
-}
-
-// describe shows the start of some unexpected text, quoted (so nothing in
-// it reaches a terminal raw).
-func describe(b []byte) string {
-	if len(b) == 0 {
-		return "the end of the file"
-	}
-	if len(b) > 24 {
-		b = b[:24]
-		for len(b) > 0 && !utf8.Valid(b) {
-			b = b[:len(b)-1]
-		}
-		return strconv.Quote(string(b)) + "…"
-	}
-	return strconv.Quote(string(b))
-}
-
-// decode fills rec from one result's JSON text, decoding only the fields a
-// Record holds and checking the structure of the rest as it skips it.
-func (s *scanner) decode(b []byte, rec *Record) error {
-	i := skipSpace(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return fmt.Errorf("want %s, got %s", wantResult, describe(b[i:]))
-	}
-	var hasOutcome, hasSuccess, named bool
-	i = skipSpace(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return fmt.Errorf("want %s, got an empty object", wantResult)
-	}
-	for {
-		if i >= len(b) || b[i] != '"' {
-			return errSyntax
-		}
-		end, ok := stringEnd(b, i)
-		if !ok {
-			return errSyntax
-		}
-		key := b[i+1 : end-1]
-		if bytes.IndexByte(key, '\\') >= 0 {
-			var k string
-			if json.Unmarshal(b[i:end], &k) != nil {
-				return errSyntax
-			}
-			key = []byte(k)
-		}
-		i = skipSpace(b, end)
-		if i >= len(b) || b[i] != ':' {
-			return errSyntax
-		}
-		i = skipSpace(b, i+1)
-		start := i
-		var err error
-		if i, err = skipValue(b, i, 0); err != nil {
-			return err
-		}
-		v := b[start:i]
-		switch string(key) {
-		case "key":
-			rec.Key, err = s.str(key, v, false)
-			named = true
-		case "attack":
-			rec.Attack, err = s.str(key, v, true)
-			named = true
-		case "agent":
-			rec.Agent, err = s.str(key, v, true)
-			named = true
-		case "defense":
-			rec.Defense, err = s.str(key, v, true)
-		case "channel":
-			rec.Channel, err = s.str(key, v, true)
-		case "target":
-			rec.Target, err = s.str(key, v, true)
-		case "case_id":
-			rec.CaseID, err = s.str(key, v, true)
-		case "reason":
-			rec.Reason, err = s.str(key, v, false)
-		case "error":
-			rec.Error, err = s.str(key, v, false)
-		case "outcome":
-			rec.Outcome, err = s.outcome(key, v)
-			hasOutcome = true
-		case "success":
-			rec.Success, err = verdictValue(key, v)
-			hasSuccess = true
-		case "utility":
-			var ok, set bool
-			if ok, set, err = boolValue(key, v); set {
-				rec.setUtility(ok)
-			}
-		case "repeat_index":
-			rec.RepeatIndex, err = intValue(key, v)
-		case "attempts":
-			rec.Attempts, err = intValue(key, v)
-		case "retries":
-			rec.Retries, err = intValue(key, v)
-		case "method_specs":
-			rec.MethodSpecs, err = s.methodSpecs(v)
-		case "trace_data":
-			rec.ToolCallsFailed = toolCallsFailed(v)
-		case "signals":
-			rec.RepeatSummary = bytes.Contains(v, []byte(`"`+RepeatSummarySignal+`"`))
-		case "metadata":
-			// Only a benchmark name is read from it, and only when the
-			// word is there at all; the text is kept for the readers of
-			// adaptive searches (the last metadata is the one, as
-			// encoding/json reads it).
-			rec.metadata = v
-			if bytes.Contains(v, []byte(`"benchmark"`)) || bytes.Contains(v, []byte(`"labels"`)) {
-				var m struct {
-					Benchmark string            `json:"benchmark"`
-					Labels    map[string]string `json:"labels"`
-				}
-				if json.Unmarshal(v, &m) == nil {
-					rec.Benchmark, rec.Labels = m.Benchmark, m.Labels
-				}
-			}
-		}
-		if err != nil {
-			return err
-		}
-		i = skipSpace(b, i)
-		if i >= len(b) {
-			return errSyntax
-		}
-		if b[i] == '}' {
-			i++
-			break
-		}
-		if b[i] != ',' {
-			return errSyntax
-		}
-		i = skipSpace(b, i+1)
-	}
-	if i = skipSpace(b, i); i != len(b) {
-		return errSyntax
-	}
-	switch {
-	case hasOutcome && rec.Outcome == "" && !hasSuccess:
-		return fmt.Errorf("field \"outcome\" is empty and there is no \"success\" field: want %s", wantOutcome)
-	case !hasOutcome && !hasSuccess, !named:
-		return fmt.Errorf("want %s", wantResult)
-	}
-	return nil
-}
-
-// outcome decodes an outcome: one of judge.Outcomes, or "" for none (a
-// result judged by its success flag alone, as the Python pikit's are;
-// pikit's writers write such a result's outcome as ""). null is refused:
-// no writer writes it.
-func (s *scanner) outcome(key, v []byte) (judge.Outcome, error) {
-	if string(v) == "null" {
-		return "", fmt.Errorf("field %q: want %s; got null", key, wantOutcome)
-	}
-	o, err := s.str(key, v, true)
-	if err != nil {
-		return "", err
-	}
-	if out := judge.Outcome(o); out == "" || out.Valid() {
-		return out, nil
-	}
-	return "", fmt.Errorf("field %q: want %s; got %s", key, wantOutcome, describe([]byte(o)))
-}
-
-// verdictValue decodes a success flag: true or false, never null.
-func verdictValue(key, v []byte) (bool, error) {
-	ok, set, err := boolValue(key, v)
-	if err == nil && !set {
-		err = fmt.Errorf("field %q: want true or false, got %s", key, describe(v))
-	}
-	return ok, err
-}
-
-// toolCallsFailed reports whether a trace's JSON text holds tool steps
-// (kind "tool") and each of them an error (see Record.ToolCallsFailed).
-// The text's structure was checked as it was skipped; only a trace with
-// the key "error" in it is walked.
-func toolCallsFailed(trace []byte) bool {
-	if !bytes.Contains(trace, []byte(`"error"`)) {
-		return false
-	}
-	var steps []byte
-	eachField(trace, func(key, v []byte) {
-		if string(key) == "steps" {
-			steps = v
-		}
+		return "", ok
 	})
-	tools, failed := 0, 0
-	eachElement(steps, func(step []byte) {
-		var tool, errored bool
-		eachField(step, func(key, v []byte) {
-			switch string(key) {
-			case "kind":
-				tool = string(v) == `"tool"`
-			case "error":
-				errored = string(v) != `""` && string(v) != "null"
-			}
-		})
-		if tool {
-			tools++
-			if errored {
-				failed++
-			}
-		}
-	})
-	return tools > 0 && failed == tools
-}
-
-// eachField calls fn with each key (unescaped) and value of a JSON object
-// whose structure is known to be sound; anything but an object calls it
-// for nothing.
-func eachField(b []byte, fn func(key, v []byte)) {
-	i := skipSpace(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return
+	if err == nil {
+		normalize(&res)
 	}
-	for i = skipSpace(b, i+1); i < len(b) && b[i] == '"'; {
-		end, ok := stringEnd(b, i)
-		if !ok {
-			return
-		}
-		key := b[i+1 : end-1]
-		if bytes.IndexByte(key, '\\') >= 0 {
-			var k string
-			if json.Unmarshal(b[i:end], &k) != nil {
-				return
-			}
-			key = []byte(k)
-		}
-		i = skipSpace(b, end)
-		if i >= len(b) || b[i] != ':' {
-			return
-		}
-		start := skipSpace(b, i+1)
-		stop, err := skipValue(b, start, 0)
-		if err != nil {
-			return
-		}
-		fn(key, b[start:stop])
-		if i = skipSpace(b, stop); i >= len(b) || b[i] != ',' {
-			return
-		}
-		i = skipSpace(b, i+1)
-	}
-}
-
-// eachElement calls fn with each element of a JSON array whose structure
-// is known to be sound; anything but an array calls it for nothing.
-func eachElement(b []byte, fn func(v []byte)) {
-	i := skipSpace(b, 0)
-	if i >= len(b) || b[i] != '[' {
-		return
-	}
-	for i = skipSpace(b, i+1); i < len(b) && b[i] != ']'; {
-		stop, err := skipValue(b, i, 0)
-		if err != nil {
-			return
-		}
-		fn(b[i:stop])
-		if i = skipSpace(b, stop); i >= len(b) || b[i] != ',' {
-			return
-		}
-		i = skipSpace(b, i+1)
-	}
-}
-
-// str decodes a JSON string value (null is ""), interned when the value
-// is one that repeats across results.
-func (s *scanner) str(key, v []byte, intern bool) (string, error) {
-	if len(v) == 0 || v[0] != '"' {
-		if string(v) == "null" {
-			return "", nil
-		}
-		return "", fmt.Errorf("field %q: want a string, got %s", key, describe(v))
-	}
-	body := v[1 : len(v)-1]
-	if bytes.IndexByte(body, '\\') >= 0 || !utf8.Valid(body) {
-		var out string // escapes and invalid UTF-8, exactly as encoding/json
-		if err := json.Unmarshal(v, &out); err != nil {
-			return "", fmt.Errorf("field %q: %w", key, err)
-		}
-		return out, nil
-	}
-	if !intern {
-		return string(body), nil
-	}
-	if out, ok := s.intern[string(body)]; ok {
-		return out, nil
-	}
-	out := string(body)
-	if len(s.intern) < maxIntern {
-		s.intern[out] = out
-	}
-	return out, nil
-}
-
-// methodSpecs returns method_specs in the form RecordOf gives it: the
-// object decoded and encoded again, so spacing and key order do not
-// matter.
-func (s *scanner) methodSpecs(v []byte) (string, error) {
-	if string(v) == "null" {
-		return "", nil
-	}
-	if out, ok := s.specs[string(v)]; ok {
-		return out, nil
-	}
-	var m map[string]matrix.Spec
-	if err := json.Unmarshal(v, &m); err != nil {
-		return "", fmt.Errorf("field \"method_specs\": %w", err)
-	}
-	out := ""
-	if m != nil {
-		b, err := matrix.SpecsKey(m)
-		if err != nil {
-			return "", fmt.Errorf("field \"method_specs\": %w", err)
-		}
-		out = string(b)
-	}
-	if len(s.specs) < maxIntern {
-		s.specs[string(v)] = out
-	}
-	return out, nil
-}
-
-// boolValue decodes true, false or null (set false).
-func boolValue(key, v []byte) (val, set bool, err error) {
-	switch string(v) {
-	case "true":
-		return true, true, nil
-	case "false":
-		return false, true, nil
-	case "null":
-		return false, false, nil
-	}
-	return false, false, fmt.Errorf("field %q: want true or false, got %s", key, describe(v))
-}
-
-// intValue decodes an integer (null is 0).
-func intValue(key, v []byte) (int, error) {
-	if string(v) == "null" {
-		return 0, nil
-	}
-	n, err := strconv.Atoi(string(v))
-	if err != nil {
-		return 0, fmt.Errorf("field %q: want an integer, got %s", key, describe(v))
-	}
-	return n, nil
-}
-
-var errSyntax = errors.New("invalid JSON")
-
-// errTruncated is skipValue's error when the text ends inside a value.
-var errTruncated = errors.New("unexpected end of JSON")
-
-// maxDepth bounds the nesting skipValue follows.
-const maxDepth = 10000
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) {
-		switch b[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
-}
-
-// stringEnd returns the index just past the JSON string that starts at
-// b[i] (a quote), and false when it does not end in b.
-func stringEnd(b []byte, i int) (int, bool) {
-	j := i + 1
-	for {
-		k := bytes.IndexByte(b[j:], '"')
-		if k < 0 {
-			return len(b), false
-		}
-		j += k
-		n := 0
-		for p := j - 1; p > i && b[p] == '\\'; p-- {
-			n++
-		}
-		if n%2 == 0 {
-			return j + 1, true
-		}
-		j++
-	}
-}
-
-// skipValue returns the index just past the JSON value starting at b[i],
-// checking its structure: strings end, brackets match, objects hold
-// "key": value pairs, literals and numbers are well formed. (The insides
-// of strings are not checked.) It returns errTruncated when b ends inside
-// the value.
-func skipValue(b []byte, i, depth int) (int, error) {
-	if i >= len(b) {
-		return i, errTruncated
-	}
-	switch c := b[i]; {
-	case c == '"':
-		end, ok := stringEnd(b, i)
-		if !ok {
-			return end, errTruncated
-		}
-		return end, nil
-	case c == '{' || c == '[':
-		if depth >= maxDepth {
-			return i, errors.New("JSON nested too deeply")
-		}
-		closer := byte('}')
-		if c == '[' {
-			closer = ']'
-		}
-		i = skipSpace(b, i+1)
-		if i >= len(b) {
-			return i, errTruncated
-		}
-		if b[i] == closer {
-			return i + 1, nil
-		}
-		for {
-			var err error
-			if c == '{' {
-				if i >= len(b) {
-					return i, errTruncated
-				}
-				if b[i] != '"' {
-					return i, errSyntax
-				}
-				end, ok := stringEnd(b, i)
-				if !ok {
-					return end, errTruncated
-				}
-				i = skipSpace(b, end)
-				if i >= len(b) {
-					return i, errTruncated
-				}
-				if b[i] != ':' {
-					return i, errSyntax
-				}
-				i = skipSpace(b, i+1)
-			}
-			if i, err = skipValue(b, i, depth+1); err != nil {
-				return i, err
-			}
-			i = skipSpace(b, i)
-			if i >= len(b) {
-				return i, errTruncated
-			}
-			switch b[i] {
-			case ',':
-				i = skipSpace(b, i+1)
-			case closer:
-				return i + 1, nil
-			default:
-				return i, errSyntax
-			}
-		}
-	case c == 't':
-		return literal(b, i, "true")
-	case c == 'f':
-		return literal(b, i, "false")
-	case c == 'n':
-		return literal(b, i, "null")
-	case c == '-' || (c >= '0' && c <= '9'):
-		return number(b, i)
-	}
-	return i, errSyntax
-}
-
-func literal(b []byte, i int, lit string) (int, error) {
-	if len(b)-i < len(lit) {
-		if string(b[i:]) == lit[:len(b)-i] {
-			return len(b), errTruncated
-		}
-		return i, errSyntax
-	}
-	if string(b[i:i+len(lit)]) != lit {
-		return i, errSyntax
-	}
-	return i + len(lit), nil
-}
-
-// number skips a JSON number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-// A number that reaches the end of b may go on past it: errTruncated.
-func number(b []byte, i int) (int, error) {
-	digits := func() int {
-		n := 0
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-			n++
-		}
-		return n
-	}
-	bad := func() (int, error) {
-		if i == len(b) {
-			return i, errTruncated
-		}
-		return i, errSyntax
-	}
-	if b[i] == '-' {
-		i++
-	}
-	if i < len(b) && b[i] == '0' {
-		i++
-	} else if digits() == 0 {
-		return bad()
-	}
-	if i < len(b) && b[i] == '.' {
-		i++
-		if digits() == 0 {
-			return bad()
-		}
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		if digits() == 0 {
-			return bad()
-		}
-	}
-	if i == len(b) {
-		return i, errTruncated
-	}
-	return i, nil
+	return res, err
 }
 
 // errTooLong is chunks.value's error for an element over maxLine.
@@ -1165,11 +524,11 @@ func (c *chunks) skipSpace() error {
 // until it is complete.
 func (c *chunks) value() ([]byte, error) {
 	for {
-		end, err := skipValue(c.buf, c.pos, 0)
+		end, err := result.SkipValue(c.buf, c.pos)
 		if err == nil {
 			return c.buf[c.pos:end], nil
 		}
-		if err != errTruncated {
+		if err != result.ErrTruncated {
 			return nil, err
 		}
 		if len(c.buf)-c.pos > maxLine {
@@ -1179,7 +538,7 @@ func (c *chunks) value() ([]byte, error) {
 			if c.err != nil {
 				return nil, c.err
 			}
-			return nil, errTruncated
+			return nil, result.ErrTruncated
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/pikit-go/pikit/internal/termsafe"
 	"github.com/pikit-go/pikit/judge"
 	"github.com/pikit-go/pikit/matrix"
+	"github.com/pikit-go/pikit/result"
 )
 
 // Z95 is the normal quantile for a two-sided 95% interval.
@@ -275,7 +276,7 @@ const LabelPrefix = "label:"
 // GroupFields, or "case" for case_id); a direct cell's channel is
 // "(direct)".
 func Field(r matrix.Result, name string) string {
-	rec := Record{Attack: r.Attack, Defense: r.Defense, Channel: r.Channel, Agent: r.Agent, Target: r.Target, CaseID: r.CaseID, Outcome: r.Outcome}
+	rec := Record{Brief: result.Brief{Attack: r.Attack, Defense: r.Defense, Channel: r.Channel, Agent: r.Agent, Target: r.Target, CaseID: r.CaseID, Outcome: r.Outcome}}
 	return rec.Field(name)
 }
 

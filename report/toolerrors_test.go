@@ -59,7 +59,7 @@ func TestToolErrorCells(t *testing.T) {
 	var records []Record
 	if err := Scan(bytes.NewReader(jsonlOf(t, res)), "r.jsonl", ".jsonl", func(r *Record) error {
 		c := *r
-		c.raw, c.full, c.metadata = nil, nil, nil
+		c.raw, c.full, c.MetadataText = nil, nil, nil
 		records = append(records, c)
 		return nil
 	}); err != nil {

@@ -10,10 +10,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/pikit-go/pikit/matrix"
+	"github.com/pikit-go/pikit/result"
 )
 
 // Writer receives results one at a time. Close finishes the output.
@@ -204,18 +204,10 @@ func (w *jsonWriter) Close() error {
 	return w.bw.Flush()
 }
 
-// CSVColumns are the columns of the CSV format: the Python pikit's flat
-// columns first, then pikit's own. The trace is left out.
-var CSVColumns = []string{
-	"attack", "defense", "channel", "agent", "target", "success", "confidence", "sink_fired",
-	"reason", "signals", "final_text", "timestamp",
-	"key", "outcome", "case_id", "case_description", "task", "repeat_index", "seed", "run_id",
-	"latency_ms", "prompt_tokens", "completion_tokens", "error",
-	"model_latency_ms", "attempts", "retries",
-	"payload", "canary", "sink_args", "require_sink", "canary_regex", "judge_criteria", "canary_fuzzy",
-	"benchmark", "labels",
-	"success_count", "total_runs", "model_complied", "runtime_blocked",
-}
+// CSVColumns are the columns of the CSV format (result.Columns): the
+// Python pikit's flat columns first, then pikit's own. The trace is left
+// out.
+var CSVColumns = result.Columns()
 
 // CSVOptions are the choices of the CSV writers.
 type CSVOptions struct {
@@ -305,60 +297,16 @@ func (w *csvWriter) Write(r matrix.Result) error {
 			return err
 		}
 	}
-	w.row = append(w.row[:0],
-		r.Attack, r.Defense, r.Channel, r.Agent, r.Target, pyBool(r.Success), r.Confidence,
-		pyBool(r.SinkFired), r.Reason, strings.Join(r.Signals, ";"), r.FinalText, r.Timestamp,
-		r.Key, string(r.Outcome), r.CaseID, r.CaseDescription, r.Task, strconv.Itoa(r.RepeatIndex),
-		strconv.FormatInt(r.Seed, 10), r.RunID, strconv.FormatInt(r.LatencyMS, 10),
-		strconv.Itoa(r.Usage.PromptTokens), strconv.Itoa(r.Usage.CompletionTokens), r.Error,
-		strconv.FormatInt(r.ModelLatencyMS, 10), strconv.Itoa(r.Attempts), strconv.Itoa(r.Retries),
-	)
-	// What the verdict was judged against, so a CSV file can be re-scored.
-	if j := r.JudgedAgainst; j != nil {
-		args := ""
-		if len(j.SinkArgs) > 0 {
-			b, err := json.Marshal(j.SinkArgs)
-			if err != nil {
-				return err
-			}
-			args = string(b)
-		}
-		fuzzy := ""
-		if j.CanaryFuzzy != 0 {
-			fuzzy = strconv.Itoa(j.CanaryFuzzy)
-		}
-		w.row = append(w.row, j.Payload, j.Canary, args, pyBool(j.RequireSink), j.CanaryRegex, j.Criteria, fuzzy)
-	} else {
-		w.row = append(w.row, "", "", "", "", "", "", "")
+	var err error
+	if w.row, err = r.AppendCSV(w.row[:0]); err != nil {
+		return err
 	}
-	// The case's benchmark and labels (a JSON object), so reports group
-	// by them and give a benchmark's own rates from a CSV file too.
-	bench, _ := r.Metadata["benchmark"].(string)
-	labels := ""
-	if l, ok := r.Metadata["labels"].(map[string]any); ok && len(l) > 0 {
-		b, err := json.Marshal(l)
-		if err != nil {
-			return err
-		}
-		labels = string(b)
-	}
-	w.row = append(w.row, bench, labels,
-		strconv.Itoa(r.SuccessCount), strconv.Itoa(r.TotalRuns), pyBool(r.ModelComplied), pyBool(r.RuntimeBlocked))
 	if !w.raw {
 		for i, c := range w.row {
 			w.row[i] = NeutralizeCSV(c)
 		}
 	}
 	return w.cw.Write(w.row)
-}
-
-// pyBool spells a boolean as the Python pikit's CSV files do: True,
-// False.
-func pyBool(b bool) string {
-	if b {
-		return "True"
-	}
-	return "False"
 }
 
 func (w *csvWriter) Close() error {

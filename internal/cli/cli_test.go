@@ -13,21 +13,21 @@ import (
 	"github.com/pikit-go/pikit/report"
 )
 
-type result struct {
+type runResult struct {
 	code     int
 	out, err string
 }
 
-func run(t *testing.T, args ...string) result {
+func run(t *testing.T, args ...string) runResult {
 	t.Helper()
 	return runCtx(t, context.Background(), args...)
 }
 
-func runCtx(t *testing.T, ctx context.Context, args ...string) result {
+func runCtx(t *testing.T, ctx context.Context, args ...string) runResult {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	code := Run(ctx, args, IO{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
-	return result{code, out.String(), errOut.String()}
+	return runResult{code, out.String(), errOut.String()}
 }
 
 func writeFile(t *testing.T, dir, name, body string) string {

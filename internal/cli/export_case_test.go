@@ -146,7 +146,7 @@ require_sink = true
 			dir := t.TempDir()
 			src := writeFile(t, dir, "src.toml", tt.source)
 			results := filepath.Join(dir, "results.jsonl")
-			var r result
+			var r runResult
 			if tt.dataset {
 				r = run(t, "dataset", "run", src, "-o", results)
 			} else {

@@ -252,12 +252,12 @@ func TestProxyServeSessions(t *testing.T) {
 	defer cancel()
 	pr, pw, _ := os.Pipe()
 	defer pr.Close()
-	done := make(chan result, 1)
+	done := make(chan runResult, 1)
 	go func() {
 		var stdout bytes.Buffer
 		code := Run(ctx, []string{"proxy", "serve", "--config", cfg, "-q", "-j", "2", "-o", out, "--idle-timeout", "30s"}, IO{In: strings.NewReader(""), Out: &stdout, ErrOut: pw})
 		pw.Close()
-		done <- result{code: code, out: stdout.String()}
+		done <- runResult{code: code, out: stdout.String()}
 	}()
 	// The first line on stderr says where the proxy listens.
 	line, err := bufio.NewReader(pr).ReadString('\n')

@@ -7,6 +7,7 @@ import (
 	"github.com/pikit-go/pikit/judge"
 	"github.com/pikit-go/pikit/matrix"
 	"github.com/pikit-go/pikit/report"
+	"github.com/pikit-go/pikit/result"
 )
 
 // repeatTally counts each combination's repeats as a run writes them, for
@@ -28,7 +29,7 @@ func (t *repeatTally) add(r matrix.Result) {
 	if t.groups == nil {
 		t.groups, t.runID = map[string]*repeatGroup{}, r.RunID
 	}
-	specs, _ := matrix.SpecsKey(r.MethodSpecs)
+	specs, _ := result.SpecsKey(r.MethodSpecs)
 	key := fmt.Sprintf("%q %q %q %q %q %q %s", r.CaseID, r.Attack, r.Defense, r.Channel, r.Agent, r.Target, specs)
 	g, ok := t.groups[key]
 	if !ok {

@@ -17,11 +17,11 @@ import (
 )
 
 // runStdin runs a command line with stdin.
-func runStdin(t *testing.T, stdin string, args ...string) result {
+func runStdin(t *testing.T, stdin string, args ...string) runResult {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	code := Run(context.Background(), args, IO{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut})
-	return result{code, out.String(), errOut.String()}
+	return runResult{code, out.String(), errOut.String()}
 }
 
 // writeReportResults writes results as JSONL (or JSON or CSV, by extension).

@@ -1,4 +1,4 @@
-package matrix
+package result
 
 import (
 	"encoding/json"
@@ -12,21 +12,33 @@ import (
 	"github.com/pikit-go/pikit/target"
 )
 
-// AppendJSON appends the JSON encoding of r to dst and returns the extended
-// buffer. The bytes are those json.Marshal(r) gives: the same fields in the
-// same order, omitempty fields left out alike, map keys sorted, strings
-// escaped the same way (<, > and & as \u003c, \u003e and \u0026, U+2028 and
-// U+2029 escaped, invalid UTF-8 as \ufffd) and floats formatted alike. It
-// encodes by hand rather than by reflection, so a writer that reuses dst
-// encodes a typical result without allocating. Metadata and option values
-// of types it does not know are encoded by json.Marshal. Where
-// json.Marshal would fail (a NaN or infinite float, a value it cannot
-// encode, a map that contains itself), AppendJSON writes null for that
-// value instead, as JavaScript's JSON.stringify does for NaN.
+// AppendJSON appends r's result line (without its newline) to dst and
+// returns the extended buffer: the JSON object pikit writes, one per JSONL
+// line. Each text is written once: a text of the trace that the line
+// already holds (the answer in final_text, a model step that echoes the
+// user's message) is written as a reference to it (see TraceSchema);
+// everything else is the bytes json.Marshal gives for the same values: the
+// same fields in the same order, omitempty fields left out alike, map keys
+// sorted, strings escaped the same way (<, > and & as \u003c, \u003e and
+// \u0026, U+2028 and U+2029 escaped, invalid UTF-8 as \ufffd) and floats
+// formatted alike. It encodes by hand rather than by reflection, so a
+// writer that reuses dst encodes a typical result without allocating.
+// Metadata and option values of types it does not know are encoded by
+// json.Marshal. Where json.Marshal would fail (a NaN or infinite float, a
+// value it cannot encode, a map that contains itself), AppendJSON writes
+// null for that value instead, as JavaScript's JSON.stringify does for
+// NaN. Result's UnmarshalJSON reads the line back, references resolved.
 //
 // When dst lacks room for an estimate of the encoding's size, AppendJSON
 // grows it by that much first, so AppendJSON(nil) usually allocates once.
-func (r *Result) AppendJSON(dst []byte) []byte {
+func (r *Result) AppendJSON(dst []byte) []byte { return r.appendJSON(dst, true) }
+
+// MarshalJSON returns r's result line (see AppendJSON).
+func (r Result) MarshalJSON() ([]byte, error) { return r.appendJSON(nil, true), nil }
+
+// appendJSON appends r's encoding, with its trace's texts written once
+// (refs) or every one in full, as json.Marshal writes the same values.
+func (r *Result) appendJSON(dst []byte, refs bool) []byte {
 	if hint := r.sizeHint(); cap(dst)-len(dst) < hint {
 		dst = append(make([]byte, 0, len(dst)+hint), dst...)
 	}
@@ -75,7 +87,11 @@ func (r *Result) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `,"evidence":`...)
 	dst = appendEvidence(dst, r.Evidence)
 	dst = append(dst, `,"trace_data":`...)
-	dst = appendTrace(dst, r.TraceData)
+	if refs {
+		dst = appendTraceOnce(dst, r.TraceData, r.FinalText)
+	} else {
+		dst = appendTrace(dst, r.TraceData, nil)
+	}
 	dst = append(dst, `,"metadata":`...)
 	dst = appendObject(dst, r.Metadata, 0)
 	dst = append(dst, `,"timestamp":`...)
@@ -257,11 +273,18 @@ func appendEvidence(dst []byte, evs []judge.Evidence) []byte {
 	return append(dst, ']')
 }
 
-func appendTrace(dst []byte, tr *agent.Trace) []byte {
+// appendTrace appends a trace. With texts (see appendTraceOnce) it writes
+// the trace schema's version and each text the line already holds as a
+// reference to it; without, every text in full.
+func appendTrace(dst []byte, tr *agent.Trace, texts *textRefs) []byte {
 	if tr == nil {
 		return append(dst, "null"...)
 	}
-	dst = append(dst, `{"agent":`...)
+	if texts != nil {
+		dst = append(dst, `{"schema_version":"`+TraceSchema+`","agent":`...)
+	} else {
+		dst = append(dst, `{"agent":`...)
+	}
 	dst = appendString(dst, tr.Agent)
 	dst = append(dst, `,"system":`...)
 	dst = appendString(dst, tr.System)
@@ -274,12 +297,16 @@ func appendTrace(dst []byte, tr *agent.Trace) []byte {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendStep(dst, &tr.Steps[i])
+			dst = appendStep(dst, &tr.Steps[i], i, texts)
 		}
 		dst = append(dst, ']')
 	}
-	dst = append(dst, `,"final_text":`...)
-	dst = appendString(dst, tr.FinalText)
+	if texts != nil && tr.FinalText != "" {
+		dst = texts.appendText(dst, `,"final_text`, tr.FinalText, len(tr.Steps))
+	} else {
+		dst = append(dst, `,"final_text":`...)
+		dst = appendString(dst, tr.FinalText)
+	}
 	if len(tr.SinkCalls) > 0 {
 		dst = append(dst, `,"sink_calls":[`...)
 		for i, c := range tr.SinkCalls {
@@ -330,12 +357,17 @@ func appendTrace(dst []byte, tr *agent.Trace) []byte {
 	return append(dst, '}')
 }
 
-func appendStep(dst []byte, s *agent.Step) []byte {
+// appendStep appends the step at position pos of its trace.
+func appendStep(dst []byte, s *agent.Step, pos int, texts *textRefs) []byte {
 	dst = append(dst, `{"index":`...)
 	dst = strconv.AppendInt(dst, int64(s.Index), 10)
 	dst = append(dst, `,"kind":`...)
 	dst = appendString(dst, s.Kind)
-	dst = appendOptString(dst, `,"text":`, s.Text)
+	if texts != nil && s.Text != "" {
+		dst = texts.appendText(dst, `,"text`, s.Text, pos)
+	} else {
+		dst = appendOptString(dst, `,"text":`, s.Text)
+	}
 	if len(s.ToolCalls) > 0 {
 		dst = append(dst, `,"tool_calls":[`...)
 		for i, c := range s.ToolCalls {
@@ -349,7 +381,11 @@ func appendStep(dst []byte, s *agent.Step) []byte {
 	dst = appendOptString(dst, `,"tool":`, s.Tool)
 	dst = appendOptString(dst, `,"call_id":`, s.CallID)
 	dst = appendOptString(dst, `,"arguments":`, s.Arguments)
-	dst = appendOptString(dst, `,"result":`, s.Result)
+	if texts != nil && s.Result != "" {
+		dst = texts.appendText(dst, `,"result`, s.Result, pos)
+	} else {
+		dst = appendOptString(dst, `,"result":`, s.Result)
+	}
 	if s.Tainted {
 		dst = append(dst, `,"tainted":true`...)
 	}

@@ -1,4 +1,4 @@
-package matrix
+package result_test
 
 import (
 	"bytes"
@@ -14,19 +14,23 @@ import (
 
 	"github.com/pikit-go/pikit/agent"
 	"github.com/pikit-go/pikit/judge"
+	"github.com/pikit-go/pikit/matrix"
+	"github.com/pikit-go/pikit/result"
 	"github.com/pikit-go/pikit/target"
 )
 
-// checkAppendJSON fails the test when r.AppendJSON differs from
-// json.Marshal(r), appending to a non-empty buffer as a writer would.
+// checkAppendJSON fails the test when r's encoding with every text in
+// full differs from json.Marshal's of the same values, or when its line
+// (each text once) reads back to other values than that encoding does;
+// it appends to a non-empty buffer as a writer would.
 func checkAppendJSON(t testing.TB, name string, r *Result) {
 	t.Helper()
-	want, err := json.Marshal(r)
+	want, err := json.Marshal((*result.Plain)(r))
 	if err != nil {
 		t.Fatalf("%s: json.Marshal: %v", name, err)
 	}
 	prefix := []byte("previous line\n")
-	got := r.AppendJSON(append([]byte(nil), prefix...))
+	got := r.AppendJSONFull(append([]byte(nil), prefix...))
 	if !bytes.HasPrefix(got, prefix) {
 		t.Fatalf("%s: AppendJSON overwrote what dst held", name)
 	}
@@ -36,18 +40,65 @@ func checkAppendJSON(t testing.TB, name string, r *Result) {
 		for i < len(got) && i < len(want) && got[i] == want[i] {
 			i++
 		}
-		t.Fatalf("%s: AppendJSON differs from json.Marshal at byte %d:\n got …%s\nwant …%s", name, i, excerpt(got, i), excerpt(want, i))
+		t.Fatalf("%s: the encoder differs from json.Marshal at byte %d:\n got …%s\nwant …%s", name, i, excerpt(got, i), excerpt(want, i))
 	}
+	line := r.AppendJSON(append([]byte(nil), prefix...))
+	if !bytes.HasPrefix(line, prefix) {
+		t.Fatalf("%s: AppendJSON overwrote what dst held", name)
+	}
+	line = line[len(prefix):]
+	if len(line) > len(got)+len(`"schema_version":"`+result.TraceSchema+`",`) {
+		t.Errorf("%s: the line (%d bytes) is longer than the full encoding (%d)", name, len(line), len(got))
+	}
+	full, once := readBack(t, name, got), readBack(t, name, line)
+	if !bytes.Equal(once, full) {
+		i := 0
+		for i < len(once) && i < len(full) && once[i] == full[i] {
+			i++
+		}
+		t.Fatalf("%s: the line reads back to other values than the full encoding, at byte %d:\n got …%s\nwant …%s\nline %s", name, i, excerpt(once, i), excerpt(full, i), line)
+	}
+}
+
+// readBack decodes a result line with Result's UnmarshalJSON and encodes
+// what it read with json.Marshal.
+func readBack(t testing.TB, name string, line []byte) []byte {
+	t.Helper()
+	var back Result
+	if err := json.Unmarshal(line, &back); err != nil {
+		t.Fatalf("%s: reading the line back: %v\n%s", name, err, line)
+	}
+	b, err := json.Marshal((*result.Plain)(&back))
+	if err != nil {
+		t.Fatalf("%s: json.Marshal: %v", name, err)
+	}
+	return b
 }
 
 func excerpt(b []byte, i int) string {
 	return string(b[max(0, i-40):min(len(b), i+40)])
 }
 
+type (
+	Result        = result.Result
+	JudgedAgainst = result.JudgedAgainst
+	Spec          = result.Spec
+)
+
+type funcTarget func(ctx context.Context, req target.Request) (target.Response, error)
+
+func (f funcTarget) Chat(ctx context.Context, req target.Request) (target.Response, error) {
+	return f(ctx, req)
+}
+
+func opener(t target.Target) func(string, target.Options) (target.Target, error) {
+	return func(string, target.Options) (target.Target, error) { return t, nil }
+}
+
 // runResults runs a plan and returns its results, timestamps and all.
 func runResults(t *testing.T, doc string, open func(string, target.Options) (target.Target, error)) []Result {
 	t.Helper()
-	res, err := Runner{Concurrency: 4, Open: open, WorkDir: t.TempDir()}.RunAll(context.Background(), plan(t, doc))
+	res, err := matrix.Runner{Concurrency: 4, Open: open, WorkDir: t.TempDir()}.RunAll(context.Background(), mustPlan(t, doc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,7 +353,7 @@ func TestAppendJSONKnowsEveryField(t *testing.T) {
 	marshaler := reflect.TypeFor[json.Marshaler]()
 	textMarshaler := reflect.TypeFor[encoding.TextMarshaler]()
 	for typ, fields := range want {
-		if reflect.PointerTo(typ).Implements(marshaler) || reflect.PointerTo(typ).Implements(textMarshaler) {
+		if typ != reflect.TypeFor[Result]() && reflect.PointerTo(typ).Implements(marshaler) || reflect.PointerTo(typ).Implements(textMarshaler) {
 			t.Errorf("%s has its own JSON or text encoding: AppendJSON must use it", typ)
 		}
 		if typ.Kind() != reflect.Struct {
@@ -341,8 +392,8 @@ func FuzzAppendJSON(f *testing.F) {
 			Attempts: int(n % 1000), Retries: int(n % 7), ModelLatencyMS: n,
 			JudgedAgainst: &JudgedAgainst{Task: a, Payload: b, Canary: b, CanaryRegex: a, CanaryFuzzy: 80, Criteria: b, SinkArgs: map[string]string{a: b, b: a}, RequireSink: flag},
 		}
-		got := r.AppendJSON(nil)
-		want, err := json.Marshal(&r)
+		got := r.AppendJSONFull(nil)
+		want, err := json.Marshal((*result.Plain)(&r))
 		if err != nil {
 			// NaN or an infinity: AppendJSON writes null there instead.
 			if !json.Valid(got) {
@@ -359,7 +410,7 @@ func FuzzAppendJSON(f *testing.F) {
 // BenchmarkEncodeResult compares json.Marshal and AppendJSON on a real
 // result of the email scenario.
 func BenchmarkEncodeResult(b *testing.B) {
-	res, err := Runner{}.RunAll(context.Background(), mustPlan(b, `agents = ["email"]
+	res, err := matrix.Runner{}.RunAll(context.Background(), mustPlan(b, `agents = ["email"]
 attacks = ["combined"]
 defenses = ["spotlighting"]`))
 	if err != nil {
@@ -383,13 +434,13 @@ defenses = ["spotlighting"]`))
 	})
 }
 
-func mustPlan(tb testing.TB, doc string) []Cell {
+func mustPlan(tb testing.TB, doc string) []matrix.Cell {
 	tb.Helper()
-	cfg, err := Parse("bench.toml", []byte(doc))
+	cfg, err := matrix.Parse("bench.toml", []byte(doc))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	cells, err := Plan(cfg)
+	cells, err := matrix.Plan(cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -422,7 +473,7 @@ func TestAppendStringEveryByte(t *testing.T) {
 	}
 	for _, s := range inputs {
 		want, _ := json.Marshal(s)
-		if got := appendString(nil, s); !bytes.Equal(got, want) {
+		if got := result.AppendString(nil, s); !bytes.Equal(got, want) {
 			t.Errorf("%q: got %s, want %s", s, got, want)
 		}
 	}
