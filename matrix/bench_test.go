@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/pikit-go/pikit/defense"
 	"github.com/pikit-go/pikit/matrix"
 )
 
@@ -15,17 +16,29 @@ import (
 // × repeats, for a direct and an indirect agent), encoding each result as a
 // JSONL line (with Result.AppendJSON, as the JSONL writer does) into a file
 // in a temporary directory: the harness's own cost per cell.
+//
+// Besides ns/op (wall time per cell, with every core busy), it reports
+// cpu-µs/cell: the CPU time the process spent per cell, on all cores, which
+// is what a cell costs whatever the concurrency.
 func BenchmarkRun(b *testing.B) {
 	for _, agent := range []string{"chat", "email"} {
-		b.Run(agent, func(b *testing.B) { benchRun(b, agent) })
+		b.Run(agent, func(b *testing.B) { benchRun(b, agent, `["*"]`) })
 	}
 }
 
-func benchRun(b *testing.B, agent string) {
+// BenchmarkDefense runs chat cells of every attack under one defense at a
+// time, to compare each defense's cost per cell with no defense's.
+func BenchmarkDefense(b *testing.B) {
+	for _, d := range defense.Names() {
+		b.Run(d, func(b *testing.B) { benchRun(b, "chat", fmt.Sprintf("[%q]", d)) })
+	}
+}
+
+func benchRun(b *testing.B, agent, defenses string) {
 	// Repeats are the innermost axis: size them so that b.N cells cover
 	// every attack × defense pair, not just the first few.
 	// ("*" is the Python pikit's set: count what it plans once.)
-	axes := fmt.Sprintf("attacks = [\"*\"]\ndefenses = [\"*\"]\nagents = [%q]\n", agent)
+	axes := fmt.Sprintf("attacks = [\"*\"]\ndefenses = %s\nagents = [%q]\n", defenses, agent)
 	one, err := matrix.Parse("bench.toml", []byte(axes))
 	if err != nil {
 		b.Fatal(err)
@@ -55,6 +68,7 @@ func benchRun(b *testing.B, agent string) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu := cpuTime()
 	// As the CLI does: workers encode, one writer copies bytes.
 	err = matrix.Runner{Concurrency: 8}.RunEncoded(context.Background(), src, encode, func(_ matrix.Result, line []byte) error {
 		_, err := w.Write(line)
@@ -66,6 +80,9 @@ func benchRun(b *testing.B, agent string) {
 	w.Flush()
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "cells/s")
+	if used := cpuTime() - cpu; used > 0 {
+		b.ReportMetric(float64(used.Microseconds())/float64(b.N), "cpu-µs/cell")
+	}
 }
 
 type limit struct {

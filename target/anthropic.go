@@ -8,6 +8,7 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/pikit-go/pikit/method"
 )
 
 // Environment variables the anthropic provider reads.
@@ -36,8 +37,14 @@ func init() {
 	Register(Provider{
 		Name: "anthropic",
 		Description: "Anthropic Messages API (anthropic:<model>, e.g. anthropic:claude-haiku-4-5); key from " + AnthropicKeyEnv +
-			"; base URL from option base_url, else " + AnthropicBaseURLEnv + "; options: base_url, max_tokens (default 1024), anthropic_version, max_response_bytes" +
+			"; base URL from option base_url, else " + AnthropicBaseURLEnv +
 			" (temperature is sent only with anthropic_version=2023-06-01; seed never)",
+		Options: []method.Option{
+			networkOptions[0],
+			{Name: OptMaxTokens, Help: "the most tokens a reply may have when a request sets none", Default: DefaultAnthropicMaxTokens},
+			{Name: OptAnthropicVersion, Help: "the anthropic-version header (default: the SDK's; 2023-06-01 still takes a temperature)", Default: ""},
+			networkOptions[2],
+		},
 		Open:           openAnthropic,
 		KeyEnv:         AnthropicKeyEnv,
 		BaseURLEnv:     AnthropicBaseURLEnv,
@@ -60,9 +67,6 @@ type anthropicTarget struct {
 var _ Target = (*anthropicTarget)(nil)
 
 func openAnthropic(model string, opts Options) (Target, error) {
-	if err := checkOptions(opts, OptBaseURL, OptMaxTokens, OptAnthropicVersion, OptMaxResponseBytes); err != nil {
-		return nil, err
-	}
 	if strings.TrimSpace(model) == "" {
 		return nil, fmt.Errorf("no model given; use anthropic:<model>")
 	}

@@ -25,8 +25,9 @@ func init() {
 	} {
 		Register(Provider{
 			Name: p.name,
-			Description: fmt.Sprintf("%s (%s:<model>); base URL from option base_url, else %s, else %s; key optional (%s); options: base_url, max_tokens, max_response_bytes",
+			Description: fmt.Sprintf("%s (%s:<model>); base URL from option base_url, else %s, else %s; key optional (%s)",
 				p.what, p.name, p.baseEnv, DefaultLocalBaseURL, p.keyEnv),
+			Options: networkOptions,
 			Open: func(model string, opts Options) (Target, error) {
 				return openOpenAICompatible(openAISettings{
 					provider: p.name, keyEnv: p.keyEnv, keyDefault: "none",

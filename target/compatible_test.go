@@ -97,7 +97,7 @@ func TestMockOptions(t *testing.T) {
 		opts Options
 		want string
 	}{
-		{"mock", Options{"temperature": 0.5}, `takes no option "temperature"; its options: prefix, script`},
+		{"mock", Options{"temperature": 0.5}, `unknown option "temperature"; valid options: prefix, script`},
 		{"mock:obedient", Options{"prefix": "x"}, "mock:obedient takes no options"},
 		{"mock", Options{"script": []any{}}, "want a non-empty list"},
 		{"mock", Options{"script": []any{map[string]any{"tol": "x"}}}, `unknown key "tol"`},

@@ -48,7 +48,7 @@ func endpointOf(spec string, opts Options) (Endpoint, error) {
 	if err != nil {
 		return Endpoint{}, err
 	}
-	p := provider(name)
+	p, _ := provider(name)
 	e := Endpoint{Spec: spec}
 	if p.DefaultBaseURL == "" {
 		return e, nil
@@ -92,10 +92,4 @@ func BaseURLEnvs() []string {
 		}
 	}
 	return out
-}
-
-func provider(name string) Provider {
-	providersMu.RLock()
-	defer providersMu.RUnlock()
-	return providers[name]
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sync"
+
+	"github.com/pikit-go/pikit/method"
 )
 
 // MockPrefix starts every text the echo mock returns.
@@ -12,7 +14,11 @@ const MockPrefix = "[mock] "
 func init() {
 	Register(Provider{
 		Name:        "mock",
-		Description: "offline test fixtures, no key or network: mock (an echo that never follows an injection), mock:obedient (follows any instruction it reads), mock:attacker (the adaptive attack's attacker model); the echo's options: prefix (default \"[mock] \"), script (answers in turn: texts, or { tool = \"...\", arguments = {...} } calls)",
+		Description: "offline test fixtures, no key or network: mock (an echo that never follows an injection), mock:obedient (follows any instruction it reads), mock:attacker (the adaptive attack's attacker model); the options are the echo's",
+		Options: []method.Option{
+			{Name: "prefix", Help: "the text the echo starts each answer with", Default: MockPrefix},
+			{Name: "script", Help: `the answers to give in turn instead of echoing: texts, or { tool = "...", arguments = {...} } calls`, Default: []string{}},
+		},
 		Open: func(model string, opts Options) (Target, error) {
 			return openMock(model, opts)
 		},

@@ -14,7 +14,8 @@ func init() {
 	Register(Provider{
 		Name: "ollama",
 		Description: "a local Ollama server through its OpenAI-compatible API (ollama:<model>, e.g. ollama:llama3.2); base URL from option base_url, else " +
-			OllamaBaseURLEnv + ", else " + DefaultOllamaBaseURL + "; key optional (" + OllamaKeyEnv + "); options: base_url, max_tokens, max_response_bytes",
+			OllamaBaseURLEnv + ", else " + DefaultOllamaBaseURL + "; key optional (" + OllamaKeyEnv + ")",
+		Options: networkOptions,
 		Open: func(model string, opts Options) (Target, error) {
 			return openOpenAICompatible(openAISettings{
 				provider:        "ollama",

@@ -24,7 +24,8 @@ func init() {
 	Register(Provider{
 		Name: "openai",
 		Description: "OpenAI Chat Completions API (openai:<model>, e.g. openai:gpt-4o-mini); key from " + OpenAIKeyEnv +
-			"; base URL from option base_url, else " + OpenAIBaseURLEnv + "; options: base_url, max_tokens, max_response_bytes",
+			"; base URL from option base_url, else " + OpenAIBaseURLEnv,
+		Options: networkOptions,
 		Open: func(model string, opts Options) (Target, error) {
 			return openOpenAICompatible(openAISettings{
 				provider:   "openai",
@@ -68,9 +69,6 @@ type openAI struct {
 var _ Target = (*openAI)(nil)
 
 func openOpenAICompatible(s openAISettings, model string, opts Options) (Target, error) {
-	if err := checkOptions(opts, OptBaseURL, OptMaxTokens, OptMaxResponseBytes); err != nil {
-		return nil, err
-	}
 	if strings.TrimSpace(model) == "" {
 		return nil, fmt.Errorf("no model given; use %s:<model>", s.provider)
 	}

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/pikit-go/pikit/method"
 )
 
 // Provider options shared by the network targets.
@@ -20,6 +22,14 @@ const (
 	// MaxTokens.
 	OptMaxTokens = "max_tokens"
 )
+
+// networkOptions are the options of the providers that speak the OpenAI
+// Chat Completions wire format.
+var networkOptions = []method.Option{
+	{Name: OptBaseURL, Help: "the API's base URL (default: the provider's environment variable, else its default)", Default: ""},
+	{Name: OptMaxTokens, Help: "the most tokens a reply may have when a request sets none (0: the API's default)", Default: 0},
+	{Name: OptMaxResponseBytes, Help: "the largest response body read, in bytes", Default: DefaultMaxResponseBytes},
+}
 
 // refusedOptions are option names that would put a credential in a
 // config file. Keys come from the environment or a .env file only.

@@ -9,9 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
-	"sync"
 
 	"github.com/pikit-go/pikit/method"
 )
@@ -124,56 +122,62 @@ type Provider struct {
 	// DefaultBaseURL where it is otherwise ("" for an offline provider).
 	BaseURLEnv     string
 	DefaultBaseURL string
+	// Options are the options Open takes (the config's [target] table),
+	// shown by pikit list targets; an option not among them, or one that
+	// would put a credential in a file, is an error before Open is called.
+	Options []method.Option
 }
 
-var (
-	providersMu sync.RWMutex
-	providers   = map[string]Provider{}
-)
+// Registry holds the target providers, by name.
+var Registry = method.NewRegistry[Provider]("target provider")
 
 // Register adds a provider; it panics on a duplicate name.
 func Register(p Provider) {
-	providersMu.Lock()
-	defer providersMu.Unlock()
-	if p.Name == "" || p.Open == nil {
-		panic("target: provider registered without a name or Open")
+	if p.Open == nil {
+		panic("target: provider " + p.Name + " registered without Open")
 	}
-	if _, dup := providers[p.Name]; dup {
-		panic("target: provider " + p.Name + " registered twice")
+	open, names := p.Open, make([]string, len(p.Options))
+	for i, o := range p.Options {
+		names[i] = o.Name
 	}
-	providers[p.Name] = p
+	p.Open = func(model string, opts Options) (Target, error) {
+		if err := checkOptions(opts, names...); err != nil {
+			return nil, err
+		}
+		return open(model, opts)
+	}
+	Registry.Register(method.Info{Name: p.Name, Description: p.Description, Options: p.Options},
+		func(method.Args) (Provider, error) { return p, nil })
+}
+
+// provider returns the registered provider of a name.
+func provider(name string) (Provider, bool) {
+	if _, ok := Registry.Lookup(name); !ok {
+		return Provider{}, false
+	}
+	p, err := Registry.New(name, nil, 0)
+	return p, err == nil
 }
 
 // Providers returns the registered providers, sorted by name.
 func Providers() []Provider {
-	providersMu.RLock()
-	defer providersMu.RUnlock()
-	out := make([]Provider, 0, len(providers))
-	for _, p := range providers {
-		out = append(out, p)
+	var out []Provider
+	for _, name := range Registry.Names() {
+		if p, ok := provider(name); ok {
+			out = append(out, p)
+		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 
 // ProviderNames returns the registered provider names, sorted.
-func ProviderNames() []string {
-	ps := Providers()
-	names := make([]string, len(ps))
-	for i, p := range ps {
-		names[i] = p.Name
-	}
-	return names
-}
+func ProviderNames() []string { return Registry.Names() }
 
 // ParseSpec splits "provider:model" into its parts and checks the provider
 // is known; the error wraps method.ErrUnknown and lists the known providers.
 func ParseSpec(spec string) (provider, model string, err error) {
 	provider, model, _ = strings.Cut(strings.TrimSpace(spec), ":")
-	providersMu.RLock()
-	_, ok := providers[provider]
-	providersMu.RUnlock()
-	if !ok {
+	if _, ok := Registry.Lookup(provider); !ok {
 		if msg, known := unservedProviders[provider]; known {
 			return "", "", &unservedError{name: provider, msg: msg}
 		}
@@ -188,9 +192,7 @@ func Open(spec string, opts Options) (Target, error) {
 	if err != nil {
 		return nil, err
 	}
-	providersMu.RLock()
-	p := providers[name]
-	providersMu.RUnlock()
+	p, _ := provider(name)
 	t, err := p.Open(model, opts)
 	if err != nil {
 		return nil, fmt.Errorf("target %s: %w", spec, err)

@@ -20,17 +20,13 @@ import (
 
 // catalog returns the registered methods of each kind.
 func catalog() map[string][]method.Info {
-	var providers []method.Info
-	for _, p := range target.Providers() {
-		providers = append(providers, method.Info{Name: p.Name, Description: p.Description})
-	}
 	return map[string][]method.Info{
 		"attacks":   attack.Registry.Infos(),
 		"defenses":  defense.Registry.Infos(),
 		"detectors": defense.Detectors.Infos(),
 		"channels":  channel.Registry.Infos(),
 		"agents":    agent.Registry.Infos(),
-		"targets":   providers,
+		"targets":   target.Registry.Infos(),
 		"importers": importer.Registry.Infos(),
 	}
 }
