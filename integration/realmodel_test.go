@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -39,15 +40,25 @@ const (
 )
 
 var (
-	modelOnce sync.Once
-	modelURL  string
-	modelErr  string
-	modelProc *exec.Cmd
+	modelFilesOnce      sync.Once // the install
+	modelDir, modelGGUF string
+	modelFilesErr       string
+	modelOnce           sync.Once // the server
+	modelURL            string
+	modelErr            string
+	modelProc           *exec.Cmd
 )
 
-// TestMain stops the model server once every test has run.
+// TestMain starts every install at once when the whole suite runs, and
+// stops the model server once every test has run.
 func TestMain(m *testing.M) {
+	flag.Parse()
+	var installs sync.WaitGroup
+	if f := flag.Lookup("test.run"); f != nil && f.Value.String() == "" && !testing.Short() {
+		prefetch(&installs)
+	}
 	code := m.Run()
+	installs.Wait()
 	if modelProc != nil && modelProc.Process != nil {
 		_ = modelProc.Process.Signal(syscall.SIGTERM)
 		done := make(chan struct{})
@@ -59,6 +70,21 @@ func TestMain(m *testing.M) {
 		}
 	}
 	os.Exit(code)
+}
+
+// prefetch starts every install the suite makes (its virtual
+// environments, OpenClaw, the model server's packages and the model) at
+// once: they wait on the registries more than on the CPU, so a first run
+// on a fresh machine pays for the slowest of them rather than their sum.
+// Each test still waits for its own (the same sync.Once) and reports what
+// failed.
+func prefetch(wg *sync.WaitGroup) {
+	for _, f := range []func(){
+		agentdojoVenv.prepare, agentsVenv.prepare, benchVenv.prepare, hermesVenv.prepare,
+		prepareOpenClaw, func() { modelFilesOnce.Do(func() { modelDir, modelGGUF, modelFilesErr = installModelFiles() }) },
+	} {
+		wg.Go(f)
+	}
 }
 
 // realModel returns the base URL (…/v1) of the suite's real model server,
@@ -88,6 +114,25 @@ func modelCache() (string, error) {
 	return filepath.Join(cache, "pikit", "model-"+hex.EncodeToString(sum[:6])), nil
 }
 
+// installModelFiles installs the model server's packages and the model,
+// or finds them cached.
+func installModelFiles() (dir, gguf, why string) {
+	dir, err := modelCache()
+	if err != nil {
+		return "", "", err.Error()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if msg := installServer(ctx, dir); msg != "" {
+		return "", "", msg
+	}
+	gguf, msg := installModel(ctx, dir)
+	if msg != "" {
+		return "", "", msg
+	}
+	return dir, gguf, ""
+}
+
 func startModel() (string, string) {
 	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
 		return "", "the pinned prebuilt llama.cpp is linux-x64's; this is " + runtime.GOOS + "/" + runtime.GOARCH
@@ -96,19 +141,11 @@ func startModel() (string, string) {
 	if err != nil {
 		return "", "node is not on PATH; the suite serves its model with node-llama-cpp (Node.js 20+)"
 	}
-	dir, err := modelCache()
-	if err != nil {
-		return "", err.Error()
+	modelFilesOnce.Do(func() { modelDir, modelGGUF, modelFilesErr = installModelFiles() })
+	if modelFilesErr != "" {
+		return "", modelFilesErr
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	if msg := installServer(ctx, dir); msg != "" {
-		return "", msg
-	}
-	gguf, msg := installModel(ctx, dir)
-	if msg != "" {
-		return "", msg
-	}
+	dir, gguf := modelDir, modelGGUF
 	cmd := exec.Command(node, filepath.Join(dir, "server.mjs"), "--model", gguf, "--port", "0",
 		"--threads", "2", "--context", "4096", "--max-tokens", fmt.Sprint(modelMaxTokens))
 	cmd.Dir = dir

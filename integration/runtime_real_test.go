@@ -79,13 +79,16 @@ var (
 // script), installing both on first use, or skips the test.
 func openclawBin(t *testing.T) (bin, nodeDir string) {
 	t.Helper()
-	openclawOnce.Do(func() {
-		start := time.Now()
-		openclawExe, openclawNode, ocWhy = installOpenClaw()
-		t.Logf("openclaw ready in %v (a cached one takes no time)", time.Since(start).Round(time.Millisecond))
-	})
+	start := time.Now()
+	prepareOpenClaw()
+	t.Logf("openclaw ready after %v here (a cached one takes no time)", time.Since(start).Round(time.Millisecond))
 	unavailable(t, "real-runtime", "PIKIT_REQUIRE_RUNTIMES", ocWhy)
 	return openclawExe, openclawNode
+}
+
+// prepareOpenClaw installs OpenClaw, once.
+func prepareOpenClaw() {
+	openclawOnce.Do(func() { openclawExe, openclawNode, ocWhy = installOpenClaw() })
 }
 
 // installOpenClaw installs, or finds cached (under the hash of the two
