@@ -14,7 +14,9 @@ type matrixOptions struct {
 	Config string
 }
 
-func newMatrixCmd(streams IO) *cobra.Command {
+// newMatrixCmd builds pikit matrix; runF, when not nil, is called with the
+// parsed and checked options instead of running (see newRunCmd).
+func newMatrixCmd(streams IO, runF func(*cobra.Command, *matrixOptions) error) *cobra.Command {
 	o := &matrixOptions{}
 	cmd := &cobra.Command{
 		Use:   "matrix --config FILE.toml",
@@ -30,6 +32,9 @@ and [target] sections, as the Python pikit writes them) and judge each.`,
 			}
 			if err := o.complete(cmd); err != nil {
 				return err
+			}
+			if runF != nil {
+				return runF(cmd, o)
 			}
 			return runMatrix(cmd, streams, o)
 		},

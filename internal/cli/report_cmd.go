@@ -129,7 +129,9 @@ type reportOptions struct {
 	Output     string
 }
 
-func newReportCmd(streams IO) *cobra.Command {
+// newReportCmd builds pikit report; runF, when not nil, is called with the
+// parsed options and the files instead of reporting (see newRunCmd).
+func newReportCmd(streams IO, runF func(*cobra.Command, *reportOptions, []string) error) *cobra.Command {
 	o := &reportOptions{}
 	cmd := &cobra.Command{
 		Use:   "report RESULTS... ",
@@ -154,6 +156,9 @@ formulas (=, +, -, @, tab, CR first) get a leading ' unless --csv-raw.`,
   pikit report results.jsonl --html report.html`,
 		Args: args(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
+			if runF != nil {
+				return runF(cmd, o, a)
+			}
 			return runReport(cmd, streams, o, a)
 		},
 	}
@@ -457,7 +462,9 @@ type gateOptions struct {
 	AllowNotJudged bool
 }
 
-func newGateCmd(streams IO) *cobra.Command {
+// newGateCmd builds pikit gate; runF, when not nil, is called with the
+// parsed options and the files instead of checking them (see newRunCmd).
+func newGateCmd(streams IO, runF func(*cobra.Command, *gateOptions, []string) error) *cobra.Command {
 	o := &gateOptions{}
 	cmd := &cobra.Command{
 		Use:   "gate RESULTS... --max-asr RATE",
@@ -475,6 +482,9 @@ temporary file.`,
   pikit gate results.jsonl --max-asr 0.05 --by defense --strict --max-errors 0 --junit pikit.xml`,
 		Args: args(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
+			if runF != nil {
+				return runF(cmd, o, a)
+			}
 			return runGate(cmd, streams, o, a)
 		},
 	}

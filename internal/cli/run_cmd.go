@@ -86,7 +86,10 @@ func (c *cellFlags) applyTo(cmd *cobra.Command, cfg *matrix.Config) {
 	}
 }
 
-func newRunCmd(streams IO) *cobra.Command {
+// newRunCmd builds pikit run. runF, when not nil, is called with the
+// parsed and checked options instead of running the cell: tests check what
+// the flags say without running anything.
+func newRunCmd(streams IO, runF func(*cobra.Command, *singleRunOptions) error) *cobra.Command {
 	o := &singleRunOptions{}
 	cmd := &cobra.Command{
 		Use:   "run",
@@ -119,6 +122,9 @@ which tool result carried the payload, which sinks fired, and the verdict.`,
 			}
 			if err := o.complete(cmd); err != nil {
 				return err
+			}
+			if runF != nil {
+				return runF(cmd, o)
 			}
 			return runSingle(cmd, streams, o)
 		},
