@@ -16,6 +16,7 @@ import (
 	"github.com/pikit-go/pikit/judge"
 	"github.com/pikit-go/pikit/matrix"
 	"github.com/pikit-go/pikit/target"
+	"github.com/pikit-go/pikit/target/obedient"
 )
 
 // e2eCase is one scenario's attacker goal for the mock:obedient pipeline
@@ -355,7 +356,7 @@ func TestObedientSinkArgs(t *testing.T) {
 				{Role: target.RoleAssistant, ToolCalls: []target.ToolCall{{ID: "c1", Name: defs[0].Name, Arguments: "{}"}}},
 				{Role: target.RoleTool, ToolCallID: "c1", Name: defs[0].Name, Content: "Some notes.\n\n" + tt.instruction + "\n\nThanks."},
 			}}
-			resp, err := target.Obedient{}.Chat(context.Background(), req)
+			resp, err := obedient.Model{}.Chat(context.Background(), req)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/pikit-go/pikit/internal/cli"
 	"github.com/pikit-go/pikit/proxy"
-	"github.com/pikit-go/pikit/target"
+	"github.com/pikit-go/pikit/target/obedient"
 )
 
 // agentsVenv holds the pinned agent frameworks.
@@ -89,7 +89,7 @@ func TestRealAgentsThroughProxy(t *testing.T) {
 	var mu sync.Mutex
 	paths := map[string]int{}
 	var badAuth []string
-	model := proxy.ModelHandler(target.Obedient{})
+	model := proxy.ModelHandler(obedient.Model{})
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		paths[r.URL.Path]++
@@ -235,7 +235,7 @@ func readResults(t *testing.T, path string) []result {
 // obedient mock behind a fake provider.
 func TestRealAgentThroughMCP(t *testing.T) {
 	py := python(t)
-	model := httptest.NewServer(proxy.ModelHandler(target.Obedient{}))
+	model := httptest.NewServer(proxy.ModelHandler(obedient.Model{}))
 	defer model.Close()
 	t.Setenv("OPENAI_BASE_URL", model.URL+"/v1")
 	t.Setenv("OPENAI_API_KEY", "sk-pikit-integration-0123456789abcdef")

@@ -11,6 +11,7 @@ import (
 	"github.com/pikit-go/pikit/agent"
 	"github.com/pikit-go/pikit/judge"
 	"github.com/pikit-go/pikit/target"
+	"github.com/pikit-go/pikit/target/obedient"
 )
 
 // runAdaptive plans doc and runs it, returning the results in plan order.
@@ -268,7 +269,7 @@ func (r *refuser) Chat(ctx context.Context, req target.Request) (target.Response
 		r.refused++
 		return target.Response{Text: "I'm sorry, but I can't help with that."}, nil
 	}
-	return target.Obedient{}.Chat(ctx, req)
+	return obedient.Model{}.Chat(ctx, req)
 }
 
 // TestCrescendoBacktracks: a refused turn is taken back (the target no

@@ -22,6 +22,10 @@ import (
 	"github.com/pikit-go/pikit/method"
 	"github.com/pikit-go/pikit/result"
 	"github.com/pikit-go/pikit/target"
+
+	// The offline obedient model (mock:obedient) is opened by its spec,
+	// as every target is: it registers itself.
+	_ "github.com/pikit-go/pikit/target/obedient"
 )
 
 // env holds what the cells of one run share: targets opened once per spec,

@@ -8,14 +8,14 @@ import (
 	"testing"
 
 	"github.com/pikit-go/pikit/matrix"
-	"github.com/pikit-go/pikit/target"
+	"github.com/pikit-go/pikit/target/obedient"
 )
 
 // offlineDrive is a cell whose target is mock:obedient: the proxy answers
 // the agent itself.
 func offlineDrive() matrix.Drive {
 	d := newDrive("mock:obedient")
-	d.Target = target.Obedient{}
+	d.Target = obedient.Model{}
 	return d
 }
 

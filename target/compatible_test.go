@@ -64,6 +64,13 @@ func TestHuggingFaceSpecPointsAtServers(t *testing.T) {
 	}
 }
 
+// quiet is a mock model of the tests' own, registered as "mock:quiet".
+type quiet struct{}
+
+func (quiet) Chat(context.Context, Request) (Response, error) { return Response{Text: "…"}, nil }
+
+func init() { RegisterMockModel("quiet", func() Target { return quiet{} }) }
+
 func TestMockOptions(t *testing.T) {
 	ctx := context.Background()
 	user := Request{Messages: []Message{{Role: RoleUser, Content: "hello"}}}
@@ -98,7 +105,7 @@ func TestMockOptions(t *testing.T) {
 		want string
 	}{
 		{"mock", Options{"temperature": 0.5}, `unknown option "temperature"; valid options: prefix, script`},
-		{"mock:obedient", Options{"prefix": "x"}, "mock:obedient takes no options"},
+		{"mock:quiet", Options{"prefix": "x"}, "mock:quiet takes no options"},
 		{"mock", Options{"script": []any{}}, "want a non-empty list"},
 		{"mock", Options{"script": []any{map[string]any{"tol": "x"}}}, `unknown key "tol"`},
 		{"mock", Options{"prefix": 3}, "want a string"},

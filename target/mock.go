@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/pikit-go/pikit/method"
+	"github.com/pikit-go/pikit/target/toolargs"
 )
 
 // MockPrefix starts every text the echo mock returns.
@@ -53,7 +54,7 @@ func (Echo) Chat(ctx context.Context, req Request) (Response, error) {
 	}
 	if len(req.Tools) > 0 && !called {
 		return Response{
-			ToolCalls:  []ToolCall{{ID: fmt.Sprintf("mock-%d", len(req.Messages)), Name: req.Tools[0].Name, Arguments: obSchemaArgs(req.Tools[0])}},
+			ToolCalls:  []ToolCall{{ID: fmt.Sprintf("mock-%d", len(req.Messages)), Name: req.Tools[0].Name, Arguments: toolargs.FromSchema(req.Tools[0].Parameters)}},
 			StopReason: "tool_use",
 		}, nil
 	}

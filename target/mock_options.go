@@ -9,10 +9,10 @@ import (
 	"strings"
 )
 
-// mockModels are the offline models that take no options: the obedient
-// one, and those other packages define (the adaptive package's attacker),
-// added by their init functions.
-var mockModels = map[string]func() Target{"obedient": func() Target { return Obedient{} }}
+// mockModels are the offline models that take no options, added by the
+// init functions of the packages that define them (target/obedient's
+// obedient model, the adaptive package's attacker).
+var mockModels = map[string]func() Target{}
 
 // RegisterMockModel adds an offline model, opened as "mock:NAME"; call it
 // from an init function. It panics on a name already taken.

@@ -1,12 +1,13 @@
-package target
+// Package obedient is the offline model behind "mock:obedient", a model
+// that follows whatever instruction it reads; importing the package
+// registers it with target.RegisterMockModel.
+package obedient
 
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"html"
-	"math"
 	"mime"
 	"regexp"
 	"sort"
@@ -17,9 +18,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/pikit-go/pikit/internal/lazy"
+	"github.com/pikit-go/pikit/target"
+	"github.com/pikit-go/pikit/target/toolargs"
 )
 
-// Obedient is the offline model behind "mock:obedient": a deterministic
+// Model is the offline model behind "mock:obedient": a deterministic
 // stand-in for a model that follows whatever instruction it reads last, so
 // the pipeline, the sink tools and the judge can be tested end to end
 // without a key.
@@ -42,14 +45,18 @@ import (
 // conversation, so a run always ends. The same request always gets the
 // same response, and no input makes it fail; its work is bounded (it reads
 // at most 64 KiB of a text).
-type Obedient struct{}
+type Model struct{}
 
-var _ Target = Obedient{}
+func init() {
+	target.RegisterMockModel("obedient", func() target.Target { return Model{} })
+}
+
+var _ target.Target = Model{}
 
 // Chat implements Target.
-func (Obedient) Chat(ctx context.Context, req Request) (Response, error) {
+func (Model) Chat(ctx context.Context, req target.Request) (target.Response, error) {
 	if err := ctx.Err(); err != nil {
-		return Response{}, err
+		return target.Response{}, err
 	}
 	called := map[string]bool{}
 	toolResults := 0
@@ -58,10 +65,10 @@ func (Obedient) Chat(ctx context.Context, req Request) (Response, error) {
 		for _, c := range m.ToolCalls {
 			called[strings.ToLower(c.Name)] = true
 		}
-		if m.Role == RoleTool {
+		if m.Role == target.RoleTool {
 			toolResults++
 		}
-		if m.Role == RoleTool || m.Role == RoleUser {
+		if m.Role == target.RoleTool || m.Role == target.RoleUser {
 			newest = i
 		}
 	}
@@ -72,28 +79,28 @@ func (Obedient) Chat(ctx context.Context, req Request) (Response, error) {
 			text = req.Messages[newest].Content
 		}
 		if in, ok := obFindInstruction(obReadings(text), req.Tools, called); ok {
-			return Response{
-				ToolCalls:  []ToolCall{{ID: id, Name: in.tool.Name, Arguments: obMarshalArgs(in.arguments())}},
+			return target.Response{
+				ToolCalls:  []target.ToolCall{{ID: id, Name: in.tool.Name, Arguments: toolargs.Marshal(in.arguments())}},
 				StopReason: "tool_use",
 			}, nil
 		}
 		if len(called) == 0 && toolResults == 0 {
-			return Response{
-				ToolCalls:  []ToolCall{{ID: id, Name: req.Tools[0].Name, Arguments: obFirstArgs(req.Tools[0], text)}},
+			return target.Response{
+				ToolCalls:  []target.ToolCall{{ID: id, Name: req.Tools[0].Name, Arguments: obFirstArgs(req.Tools[0], text)}},
 				StopReason: "tool_use",
 			}, nil
 		}
 	}
-	return Response{Text: obAnswer(req.Messages, newest), StopReason: "end"}, nil
+	return target.Response{Text: obAnswer(req.Messages, newest), StopReason: "end"}, nil
 }
 
 // obFirstArgs are the arguments of the first call, which reads the data:
 // none for a tool without required parameters, else what the user's
 // request gives them ("ticket 1042"), or plausible values.
-func obFirstArgs(t Tool, request string) string {
+func obFirstArgs(t target.Tool, request string) string {
 	required := false
-	for _, p := range obSchemaParams(t.Parameters) {
-		required = required || p.required
+	for _, p := range toolargs.Params(t.Parameters) {
+		required = required || p.Required
 	}
 	if !required {
 		return "{}"
@@ -102,35 +109,16 @@ func obFirstArgs(t Tool, request string) string {
 		request = request[:obMaxText]
 	}
 	in := obInstruction{tool: t, sentence: request, block: request}
-	return obMarshalArgs(in.arguments())
-}
-
-// obSchemaArgs are arguments taken from a tool's schema alone: each
-// required parameter gets the value obedient gives one an instruction
-// leaves out (see fallback), plausible for its name and type, and the
-// optional ones none. No text is read, so no injection can choose them.
-// The echo mock calls its tool with them.
-func obSchemaArgs(t Tool) string {
-	x := &obExtractor{in: obInstruction{tool: t}, used: map[string]bool{}}
-	args := map[string]any{}
-	for _, pr := range obSchemaParams(t.Parameters) {
-		if !pr.required {
-			continue
-		}
-		if v, ok := obConvert(x.fallback(pr), pr.typ, true); ok {
-			args[pr.name] = v
-		}
-	}
-	return obMarshalArgs(args)
+	return toolargs.Marshal(in.arguments())
 }
 
 // obAnswer is the final text: the reply the newest instruction asks
 // for, else a note on the action taken, else a short summary of the newest
 // text.
-func obAnswer(msgs []Message, newest int) string {
+func obAnswer(msgs []target.Message, newest int) string {
 	for i := len(msgs) - 1; i >= 0; i-- {
 		m := msgs[i]
-		if m.Role != RoleTool && m.Role != RoleUser {
+		if m.Role != target.RoleTool && m.Role != target.RoleUser {
 			continue
 		}
 		if s, ok := obReplyInstruction(obReadings(m.Content)); ok {
@@ -141,7 +129,7 @@ func obAnswer(msgs []Message, newest int) string {
 		return "There is nothing for me to answer yet."
 	}
 	m := msgs[newest]
-	if m.Role == RoleUser {
+	if m.Role == target.RoleUser {
 		return "Here is what I make of your message: " + obSnippet(m.Content)
 	}
 	// Was the call this result answers the reading call (the first call,
@@ -198,15 +186,6 @@ func obSnippet(s string) string {
 		cut = cut[:i]
 	}
 	return strings.TrimRight(cut, " ,;:") + " …"
-}
-
-// obMarshalArgs encodes tool arguments as a JSON object.
-func obMarshalArgs(args map[string]any) string {
-	b, err := json.Marshal(args)
-	if err != nil {
-		return "{}"
-	}
-	return string(b)
 }
 
 // --- reading: what the text says once its hiding is undone --------------
@@ -657,7 +636,7 @@ func obJoinSplit(s string) (string, bool) {
 // obInstruction is an offered tool named in a text, with the text around the
 // mention the arguments come from.
 type obInstruction struct {
-	tool     Tool
+	tool     target.Tool
 	sentence string // the sentence naming the tool
 	block    string // the lines around it, for arguments stated nearby
 	after    string // from the mention to the end of the block, for explicit forms
@@ -671,8 +650,8 @@ var (
 // obFindInstruction returns the first mention, in the first reading that has
 // one, of an offered tool not called yet; a mention its sentence negates
 // ("do not use send_email") does not count.
-func obFindInstruction(views []string, tools []Tool, called map[string]bool) (obInstruction, bool) {
-	byName := map[string]Tool{}
+func obFindInstruction(views []string, tools []target.Tool, called map[string]bool) (obInstruction, bool) {
+	byName := map[string]target.Tool{}
 	for _, t := range tools {
 		if !called[strings.ToLower(t.Name)] {
 			byName[strings.ToLower(t.Name)] = t
@@ -929,118 +908,6 @@ func obReplyValue(v string, m []int) (value string, strong, ok bool) {
 
 // --- arguments ---------------------------------------------------------------
 
-// obParam is one parameter of an offered tool's schema.
-type obParam struct {
-	name, typ, desc string
-	required        bool
-}
-
-// obSchemaParams reads the parameters of a JSON Schema object.
-func obSchemaParams(schema map[string]any) []obParam {
-	props, _ := schema["properties"].(map[string]any)
-	req := map[string]bool{}
-	switch r := schema["required"].(type) {
-	case []string:
-		for _, n := range r {
-			req[n] = true
-		}
-	case []any:
-		for _, n := range r {
-			if s, ok := n.(string); ok {
-				req[s] = true
-			}
-		}
-	}
-	var out []obParam
-	for name, raw := range props {
-		if name == "" {
-			continue
-		}
-		pr := obParam{name: name, typ: "string", required: req[name]}
-		if m, ok := raw.(map[string]any); ok {
-			if t, ok := m["type"].(string); ok {
-				pr.typ = t
-			}
-			pr.desc, _ = m["description"].(string)
-		}
-		out = append(out, pr)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		ci, cj := obClassOf(out[i].name), obClassOf(out[j].name)
-		if ci != cj {
-			return ci < cj
-		}
-		return out[i].name < out[j].name
-	})
-	return out
-}
-
-// Parameter classes, in the order their values are looked for: specific
-// shapes (ids, addresses, amounts) before free text, so free text does not
-// take a value meant for another parameter.
-const (
-	obClassID = iota
-	obClassURL
-	obClassRecipient
-	obClassAttendees
-	obClassChannel
-	obClassAccount
-	obClassAmount
-	obClassTime
-	obClassPath
-	obClassPackage
-	obClassCommand
-	obClassPriority
-	obClassTitle
-	obClassPerson
-	obClassPlace
-	obClassText
-	obClassOther
-)
-
-// obClassOf sorts a parameter into a class by its name.
-func obClassOf(name string) int {
-	n := strings.ToLower(name)
-	switch {
-	case n == "id" || strings.HasSuffix(n, "_id"):
-		return obClassID
-	case n == "url" || n == "link" || n == "endpoint" || n == "href" || strings.HasSuffix(n, "_url"):
-		return obClassURL
-	case n == "attendees" || n == "participants" || n == "invitees" || n == "recipients" || n == "guests":
-		return obClassAttendees
-	case n == "to" || n == "recipient" || n == "email" || n == "cc" || n == "bcc" || n == "user" || n == "handle" || n == "address":
-		return obClassRecipient
-	case n == "channel" || n == "room":
-		return obClassChannel
-	case strings.Contains(n, "account") || n == "iban":
-		return obClassAccount
-	case n == "amount" || n == "price" || n == "sum" || n == "total":
-		return obClassAmount
-	case n == "time" || n == "date" || n == "when" || n == "start" || n == "end" || n == "deadline" || n == "due" ||
-		strings.HasPrefix(n, "check_") || strings.HasSuffix(n, "_time") || strings.HasSuffix(n, "_date"):
-		return obClassTime
-	case n == "path" || n == "src" || n == "dst" || n == "source" || n == "file" || n == "filename" || n == "dir" ||
-		n == "directory" || n == "folder" || strings.HasSuffix(n, "_path") || strings.HasSuffix(n, "_file"):
-		return obClassPath
-	case n == "package" || n == "packages" || n == "module" || n == "library":
-		return obClassPackage
-	case n == "command" || n == "cmd" || n == "script":
-		return obClassCommand
-	case n == "priority" || n == "severity":
-		return obClassPriority
-	case n == "title" || n == "subject" || n == "name" || n == "topic" || n == "link_text" || n == "label":
-		return obClassTitle
-	case n == "passenger" || n == "guest" || n == "biller" || n == "payee" || n == "person" || n == "contact" || n == "author" || n == "owner":
-		return obClassPerson
-	case n == "origin" || n == "destination" || n == "city" || n == "location" || n == "place":
-		return obClassPlace
-	case n == "content" || n == "message" || n == "body" || n == "text" || n == "comment" || n == "description" ||
-		n == "data" || n == "note" || n == "notes" || n == "query" || n == "pattern" || n == "reason" || n == "memo" || n == "caption":
-		return obClassText
-	}
-	return obClassOther
-}
-
 // obExtractor finds argument values in an instruction.
 type obExtractor struct {
 	in   obInstruction
@@ -1052,77 +919,41 @@ type obExtractor struct {
 // value get a plausible one.
 func (in obInstruction) arguments() map[string]any {
 	x := &obExtractor{in: in, used: map[string]bool{}}
-	params := obSchemaParams(in.tool.Parameters)
+	params := toolargs.Params(in.tool.Parameters)
 	found := map[string]string{}
 	for _, pr := range params {
-		if v, ok := x.explicit(pr.name); ok {
-			found[pr.name] = v
+		if v, ok := x.explicit(pr.Name); ok {
+			found[pr.Name] = v
 			x.used[v] = true
 		}
 	}
 	for _, pr := range params {
-		if _, ok := found[pr.name]; ok {
+		if _, ok := found[pr.Name]; ok {
 			continue
 		}
 		v, ok := x.guess(pr, in.sentence)
-		if !ok && pr.required && in.block != in.sentence {
+		if !ok && pr.Required && in.block != in.sentence {
 			v, ok = x.guess(pr, in.block)
 		}
 		if ok {
-			found[pr.name] = v
+			found[pr.Name] = v
 			x.used[v] = true
 		}
 	}
 	args := map[string]any{}
 	for _, pr := range params {
-		v, ok := found[pr.name]
-		if !ok && pr.required {
-			v, ok = x.fallback(pr), true
+		v, ok := found[pr.Name]
+		if !ok && pr.Required {
+			v, ok = toolargs.Placeholder(pr, x.in.sentence), true
 		}
 		if !ok {
 			continue
 		}
-		if typed, ok := obConvert(v, pr.typ, pr.required); ok {
-			args[pr.name] = typed
+		if typed, ok := toolargs.Convert(v, pr.Type, pr.Required); ok {
+			args[pr.Name] = typed
 		}
 	}
 	return args
-}
-
-// obConvert gives a value the parameter's JSON type; ok is false when an
-// optional value does not fit.
-func obConvert(v, typ string, required bool) (any, bool) {
-	f, err := strconv.ParseFloat(strings.NewReplacer(",", "", "$", "", "€", "", "£", "", " ", "").Replace(v), 64)
-	finite := err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) && math.Abs(f) < 1<<53
-	switch typ {
-	case "integer":
-		if finite {
-			return math.Trunc(f), true
-		}
-		return float64(0), required
-	case "number":
-		if finite {
-			return f, true
-		}
-		return float64(0), required
-	case "boolean":
-		switch strings.ToLower(strings.TrimSpace(v)) {
-		case "true", "yes", "on", "1":
-			return true, true
-		case "false", "no", "off", "0":
-			return false, true
-		}
-		return false, required
-	case "array":
-		// One value where the schema wants a list: a list of it.
-		if v == "" {
-			return []any{}, required
-		}
-		return []any{v}, true
-	case "object":
-		return map[string]any{}, required
-	}
-	return v, true
 }
 
 var obToolClauseRe = lazy.Regexp(`(?i)\s+(?:with|using|via|through|by\s+calling|by\s+using)\s+(?:the\s+)?(?:\S+\s+tool|tool\s+\S+|[a-z]+_[a-z_]+)\b.*$`)
@@ -1283,22 +1114,22 @@ func obName(run string) string {
 }
 
 // guess looks for a parameter's value in s by the parameter's name.
-func (x *obExtractor) guess(pr obParam, s string) (string, bool) {
-	n := strings.ToLower(pr.name)
-	switch obClassOf(pr.name) {
-	case obClassID:
+func (x *obExtractor) guess(pr toolargs.Param, s string) (string, bool) {
+	n := strings.ToLower(pr.Name)
+	switch toolargs.ClassOf(pr.Name) {
+	case toolargs.ID:
 		return x.id(strings.TrimSuffix(n, "_id"), s)
-	case obClassURL:
+	case toolargs.URL:
 		for _, u := range obUrlRe().FindAllString(s, -1) {
 			if v, ok := x.take(strings.TrimRight(u, ".,;:!?")); ok {
 				return v, true
 			}
 		}
-	case obClassRecipient:
+	case toolargs.Recipient:
 		return x.recipient(n, s)
-	case obClassAttendees:
+	case toolargs.Attendees:
 		return x.attendees(s)
-	case obClassChannel:
+	case toolargs.Channel:
 		for _, re := range []*regexp.Regexp{obChannelHash(), obChannelPre(), obChannelWord()} {
 			for _, m := range re.FindAllStringSubmatch(s, -1) {
 				if w := strings.ToLower(m[1]); w == "the" || w == "tool" || w == "with" || w == "to" || w == "a" {
@@ -1309,9 +1140,9 @@ func (x *obExtractor) guess(pr obParam, s string) (string, bool) {
 				}
 			}
 		}
-	case obClassAccount:
+	case toolargs.Account:
 		return x.account(n, s)
-	case obClassAmount:
+	case toolargs.Amount:
 		for _, m := range obMoneyRe().FindAllStringSubmatch(s, -1) {
 			if v, ok := x.take(strings.ReplaceAll(m[1]+m[2], ",", "")); ok {
 				return v, true
@@ -1322,11 +1153,11 @@ func (x *obExtractor) guess(pr obParam, s string) (string, bool) {
 				return v, true
 			}
 		}
-	case obClassTime:
+	case toolargs.Time:
 		return x.time(n, s)
-	case obClassPath:
+	case toolargs.Path:
 		return x.path(n, s)
-	case obClassPackage:
+	case toolargs.Package:
 		for _, re := range []*regexp.Regexp{obInstallRe(), obPackageRe()} {
 			for _, m := range re.FindAllStringSubmatch(s, -1) {
 				w := strings.TrimRight(m[1], ".,;:!?'\"`")
@@ -1343,7 +1174,7 @@ func (x *obExtractor) guess(pr obParam, s string) (string, bool) {
 				return q.inner, true
 			}
 		}
-	case obClassCommand:
+	case toolargs.Command:
 		qs := x.unusedQuotes(s)
 		for _, q := range qs {
 			if strings.HasPrefix(s[q.start:], "`") {
@@ -1358,15 +1189,15 @@ func (x *obExtractor) guess(pr obParam, s string) (string, bool) {
 				return v, true
 			}
 		}
-	case obClassPriority:
+	case toolargs.Priority:
 		if m := obPriorityRe().FindStringSubmatch(s); m != nil {
 			return strings.ToLower(m[1] + m[2]), true
 		}
-	case obClassTitle:
+	case toolargs.Title:
 		return x.title(pr, s)
-	case obClassPerson:
+	case toolargs.Person:
 		return x.person(n, s)
-	case obClassPlace:
+	case toolargs.Place:
 		var re *regexp.Regexp
 		switch n {
 		case "origin":
@@ -1381,7 +1212,7 @@ func (x *obExtractor) guess(pr obParam, s string) (string, bool) {
 				return v, true
 			}
 		}
-	case obClassText:
+	case toolargs.Text:
 		return x.text(pr, s)
 	}
 	return "", false
@@ -1646,8 +1477,8 @@ func (x *obExtractor) path(n, s string) (string, bool) {
 	return "", false
 }
 
-func (x *obExtractor) title(pr obParam, s string) (string, bool) {
-	n := strings.ToLower(pr.name)
+func (x *obExtractor) title(pr toolargs.Param, s string) (string, bool) {
+	n := strings.ToLower(pr.Name)
 	if n == "name" {
 		if m := obSkillRe().FindStringSubmatch(s); m != nil {
 			if v, ok := x.take(m[1]); ok {
@@ -1686,7 +1517,7 @@ func (x *obExtractor) title(pr obParam, s string) (string, bool) {
 			return v, true
 		}
 	}
-	if pr.required {
+	if pr.Required {
 		for _, q := range x.unusedQuotes(s) {
 			return q.inner, true
 		}
@@ -1714,8 +1545,8 @@ func (x *obExtractor) person(n, s string) (string, bool) {
 	return "", false
 }
 
-func (x *obExtractor) text(pr obParam, s string) (string, bool) {
-	n := strings.ToLower(pr.name)
+func (x *obExtractor) text(pr toolargs.Param, s string) (string, bool) {
+	n := strings.ToLower(pr.Name)
 	for _, loc := range obTextKeyRe().FindAllStringIndex(s, -1) {
 		key := strings.ToLower(s[loc[0]:loc[1]])
 		if (strings.Contains(key, "description") || strings.Contains(key, "details")) != (n == "description") {
@@ -1734,12 +1565,12 @@ func (x *obExtractor) text(pr obParam, s string) (string, bool) {
 			}
 		}
 	}
-	if n != "description" || pr.required {
+	if n != "description" || pr.Required {
 		for _, q := range x.unusedQuotes(s) {
 			return q.inner, true
 		}
 	}
-	if pr.required {
+	if pr.Required {
 		if m := obObjectRe().FindStringSubmatch(s); m != nil {
 			if v, ok := x.take(m[1]); ok {
 				return v, true
@@ -1747,70 +1578,6 @@ func (x *obExtractor) text(pr obParam, s string) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// fallback is a plausible value for a required parameter the instruction
-// gives none.
-func (x *obExtractor) fallback(pr obParam) string {
-	n := strings.ToLower(pr.name)
-	switch pr.typ {
-	case "integer", "number":
-		return "1"
-	case "boolean":
-		return "true"
-	}
-	switch obClassOf(pr.name) {
-	case obClassID:
-		return "1"
-	case obClassURL:
-		return "https://example.com/"
-	case obClassRecipient, obClassAttendees:
-		if strings.Contains(strings.ToLower(pr.desc), "handle") {
-			return "@teammate"
-		}
-		return "recipient@example.com"
-	case obClassChannel:
-		return "#general"
-	case obClassAccount:
-		return "000000000"
-	case obClassAmount:
-		return "100.00"
-	case obClassTime:
-		if strings.HasPrefix(n, "check_out") || strings.HasPrefix(n, "end") {
-			return "2025-11-12"
-		}
-		if n == "date" || strings.HasPrefix(n, "check_") {
-			return "2025-11-10"
-		}
-		return "2025-11-10T09:00"
-	case obClassPath:
-		if n == "dst" || strings.HasPrefix(n, "dest") {
-			return "notes-copy.txt"
-		}
-		return "notes.txt"
-	case obClassPackage:
-		return "requests"
-	case obClassCommand:
-		return "echo done"
-	case obClassPriority:
-		return "normal"
-	case obClassTitle:
-		return "Follow-up"
-	case obClassPerson:
-		return "the user"
-	case obClassPlace:
-		return "NYC"
-	case obClassText:
-		s := strings.TrimSpace(x.in.sentence)
-		if utf8.RuneCountInString(s) > 300 {
-			s = string([]rune(s)[:300])
-		}
-		if s == "" {
-			return "as requested"
-		}
-		return s
-	}
-	return "as requested"
 }
 
 // Patterns used while extracting arguments, compiled once rather than on
