@@ -223,15 +223,19 @@ def expand_texts(r, trace, where):
     pikit.trace.v2 a text the line already holds (the answer, a step that
     echoes another) is written as NAME_ref, a JSON Pointer into the result
     (/final_text or /trace_data/steps/N/text or .../result of an earlier
-    step), with NAME_prefix, the text before it, when there is one."""
+    step), with NAME_from, the byte offset (in UTF-8) in that text where
+    this one's share starts, and NAME_prefix, the text before it."""
     steps = trace.get("steps")
     steps = steps if isinstance(steps, list) else []
 
     def text(obj, name, pos, here):
         ref = obj.pop(name + "_ref", None)
         prefix = obj.pop(name + "_prefix", "")
+        start = obj.pop(name + "_from", 0)
         if ref is None:
             return
+        if not isinstance(start, int) or isinstance(start, bool) or start < 0:
+            raise BadInput(f"{here}.{name}_from: want a byte offset")
         if not isinstance(prefix, str):
             raise BadInput(f"{here}.{name}_prefix: want a string")
         src = None
@@ -244,7 +248,14 @@ def expand_texts(r, trace, where):
                 src = earlier.get(field, "") if isinstance(earlier, dict) else None
         if not isinstance(src, str):
             raise BadInput(f"{here}.{name}_ref: {ref!r} points to no text of the result before it")
-        obj[name] = prefix + src
+        raw = src.encode("utf-8", "surrogatepass")
+        try:
+            tail = raw[start:].decode("utf-8") if start <= len(raw) else None
+        except UnicodeDecodeError:
+            tail = None
+        if tail is None:
+            raise BadInput(f"{here}.{name}_from: {start} is no character boundary of {ref}")
+        obj[name] = prefix + tail
 
     for i, step in enumerate(steps):
         if isinstance(step, dict):

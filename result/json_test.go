@@ -478,3 +478,87 @@ func TestAppendStringEveryByte(t *testing.T) {
 		}
 	}
 }
+
+// TestTextRefs checks which texts a line writes as references, and that
+// every line reads back to the same trace: a prefix before a text the line
+// holds, the end of one, the answer itself, invalid UTF-8 (never cut), and
+// short texts (in full).
+func TestTextRefs(t *testing.T) {
+	long := strings.Repeat("the quick brown fox jumps over the lazy dog; ", 3)
+	for _, tc := range []struct {
+		name  string
+		final string
+		steps []agent.Step
+		want  []string // substrings of the line
+		not   []string
+	}{
+		{name: "echo", final: target.MockPrefix + long,
+			steps: []agent.Step{{Kind: agent.StepUser, Text: long}, {Kind: agent.StepModel, Text: target.MockPrefix + long}},
+			want:  []string{`"text_ref":"/final_text","text_from":7`, `"text_ref":"/final_text"}`, `"final_text_ref":"/final_text"`},
+			not:   []string{`"text":"` + long}},
+		{name: "prefix", final: "done",
+			steps: []agent.Step{{Kind: agent.StepUser, Text: long}, {Kind: agent.StepTool, Result: "Result: " + long}},
+			want:  []string{`"result_ref":"/trace_data/steps/0/text","result_prefix":"Result: "`}},
+		{name: "invalid utf-8", final: "\xff" + long,
+			steps: []agent.Step{{Kind: agent.StepUser, Text: long}, {Kind: agent.StepModel, Text: "\xff" + long}},
+			want:  []string{`"text_ref":"/final_text"}`},
+			not:   []string{`text_from`, `text_prefix`}},
+		{name: "short", final: "ok",
+			steps: []agent.Step{{Kind: agent.StepUser, Text: "hello"}, {Kind: agent.StepModel, Text: "ok"}},
+			not:   []string{`_ref`}},
+		{name: "multibyte", final: "→ " + strings.Repeat("é", 40),
+			steps: []agent.Step{{Kind: agent.StepUser, Text: strings.Repeat("é", 40)}},
+			want:  []string{`"text_ref":"/final_text","text_from":4`}},
+	} {
+		r := Result{FinalText: tc.final, TraceData: &agent.Trace{Steps: tc.steps, FinalText: tc.final}}
+		line := string(r.AppendJSON(nil))
+		for _, w := range tc.want {
+			if !strings.Contains(line, w) {
+				t.Errorf("%s: line lacks %s:\n%s", tc.name, w, line)
+			}
+		}
+		for _, w := range tc.not {
+			if strings.Contains(line, w) {
+				t.Errorf("%s: line has %s:\n%s", tc.name, w, line)
+			}
+		}
+		checkAppendJSON(t, tc.name, &r)
+	}
+}
+
+// TestTextRefsRefused: a line whose references point nowhere, forward,
+// or mid-character is an error naming the field, never a panic.
+func TestTextRefsRefused(t *testing.T) {
+	for _, line := range []string{
+		`{"final_text":"abc","trace_data":{"steps":[{"text_ref":"/trace_data/steps/0/text"}]}}`,
+		`{"final_text":"abc","trace_data":{"steps":[{"text_ref":"/trace_data/steps/1/text"},{"text":"x"}]}}`,
+		`{"final_text":"abc","trace_data":{"steps":[{"text_ref":"/nowhere"}]}}`,
+		`{"final_text":"abc","trace_data":{"steps":[{"text_ref":"/final_text","text_from":4}]}}`,
+		`{"final_text":"abc","trace_data":{"steps":[{"text_ref":"/final_text","text_from":-1}]}}`,
+		`{"final_text":"é","trace_data":{"steps":[{"text_ref":"/final_text","text_from":1}]}}`,
+		`{"final_text":"abc","trace_data":{"steps":[{"text_prefix":"x"}]}}`,
+		`{"final_text":"abc","trace_data":{"steps":[{"text_ref":"/trace_data/steps/00/text"},{"text":"x"}]}}`,
+	} {
+		var r Result
+		err := json.Unmarshal([]byte(line), &r)
+		if err == nil || !strings.Contains(err.Error(), "trace_data.steps[0]") {
+			t.Errorf("%s: %v, want an error naming trace_data.steps[0]", line, err)
+		}
+	}
+}
+
+// FuzzTextRefs builds traces whose texts share heads and tails and checks
+// that every line reads back to the same values.
+func FuzzTextRefs(f *testing.F) {
+	long := strings.Repeat("0123456789abcdef", 5)
+	f.Add("[mock] ", long)
+	f.Add("\xff", long)
+	f.Add("é", strings.Repeat("é", 40))
+	f.Add(long, "\xe2\x80")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		r := Result{FinalText: a + b, TraceData: &agent.Trace{FinalText: a + b, Steps: []agent.Step{
+			{Text: b}, {Text: a + b}, {Result: b + a}, {Text: a}, {Result: a + b + a}, {Text: b},
+		}}}
+		checkAppendJSON(t, "fuzz", &r)
+	})
+}

@@ -5,22 +5,27 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/pikit-go/pikit/agent"
 )
 
 // TraceSchema names the encoding of a result's trace_data, written as its
 // schema_version. In it each text is written once: a text of the trace (its
-// final_text, a step's text or result) that the line already holds, whole
-// or after a prefix, is written as a reference instead, NAME_ref, a JSON
-// Pointer into the same result, with NAME_prefix, the text before it, when
-// there is one:
+// final_text, a step's text or result) that the line already holds is
+// written as a reference instead: NAME_ref, a JSON Pointer into the same
+// result, with NAME_from, the byte offset in that text where this one's
+// share of it starts (0 when absent), and NAME_prefix, the text before
+// that share (empty when absent). The text is the prefix followed by the
+// referenced text from the offset on:
 //
 //	"final_text_ref": "/final_text"
 //	"text_ref": "/trace_data/steps/0/text", "text_prefix": "[mock] "
+//	"text_ref": "/final_text", "text_from": 7
 //
 // A reference points to the result's final_text or to the text or result
-// of an earlier step. A trace without schema_version (files written before
+// of an earlier step; the offset falls on a UTF-8 character boundary
+// within it. A trace without schema_version (files written before
 // pikit wrote it) holds every text in full; Result's UnmarshalJSON reads
 // both, so readers see the same texts either way.
 const TraceSchema = "pikit.trace.v2"
@@ -45,15 +50,34 @@ func appendTraceOnce(dst []byte, tr *agent.Trace, final string) []byte {
 
 // appendText appends the field name (`,"text`, without its closing quote)
 // with the text s of the step at position pos (len(steps) for the trace's
-// own final_text): as a reference to the longest text the line already
-// holds that s ends with, when one is at least minRefText long and the
-// prefix before it is no longer than it; else in full.
+// own final_text): as a reference to a text the line already holds when s
+// ends with that text (after a prefix no longer than it) or is the end of
+// it, and the shared part is at least minRefText long (the longest such
+// share wins); else in full.
 func (t *textRefs) appendText(dst []byte, name, s string, pos int) []byte {
-	best, bestLen := "", 0
+	best, bestLen, bestFrom := "", 0, 0
 	var bestStep int
+	// Only valid UTF-8 is cut and joined: the encoding writes an invalid
+	// byte as U+FFFD, so offsets into invalid text would not hold.
+	valid := -1
+	validS := func() bool {
+		if valid < 0 {
+			valid = 0
+			if utf8.ValidString(s) {
+				valid = 1
+			}
+		}
+		return valid == 1
+	}
 	consider := func(src string, ref string, step int) {
-		if len(src) > bestLen && len(src) >= minRefText && len(s) <= 2*len(src) && strings.HasSuffix(s, src) {
-			best, bestLen, bestStep = ref, len(src), step
+		switch {
+		case len(src) <= bestLen || len(src) < minRefText && len(s) < minRefText:
+		case len(s) <= 2*len(src) && strings.HasSuffix(s, src):
+			if len(src) >= minRefText && (len(s) == len(src) || validS() && utf8.ValidString(src)) {
+				best, bestLen, bestFrom, bestStep = ref, len(src), 0, step
+			}
+		case len(s) > bestLen && len(s) >= minRefText && len(s) < len(src) && strings.HasSuffix(src, s) && validS() && utf8.ValidString(src):
+			best, bestLen, bestFrom, bestStep = ref, len(s), len(src)-len(s), step
 		}
 	}
 	consider(t.final, "/final_text", -1)
@@ -77,6 +101,11 @@ func (t *textRefs) appendText(dst []byte, name, s string, pos int) []byte {
 		dst = append(dst, best...)
 	}
 	dst = append(dst, '"')
+	if bestFrom > 0 {
+		dst = append(dst, name...)
+		dst = append(dst, `_from":`...)
+		dst = strconv.AppendInt(dst, int64(bestFrom), 10)
+	}
 	if prefix := s[:len(s)-bestLen]; prefix != "" {
 		dst = append(dst, name...)
 		dst = append(dst, `_prefix":`...)
@@ -97,8 +126,10 @@ type plain Result
 type wireStep struct {
 	agent.Step
 	TextRef      *string `json:"text_ref"`
+	TextFrom     int     `json:"text_from"`
 	TextPrefix   string  `json:"text_prefix"`
 	ResultRef    *string `json:"result_ref"`
+	ResultFrom   int     `json:"result_from"`
 	ResultPrefix string  `json:"result_prefix"`
 }
 
@@ -108,6 +139,7 @@ type wireTrace struct {
 	SchemaVersion string     `json:"schema_version"`
 	Steps         []wireStep `json:"steps"`
 	FinalTextRef  *string    `json:"final_text_ref"`
+	FinalFrom     int        `json:"final_text_from"`
 	FinalPrefix   string     `json:"final_text_prefix"`
 }
 
@@ -145,10 +177,10 @@ func (w *wireTrace) resolve(final string) (*agent.Trace, error) {
 		tr.Steps = make([]agent.Step, len(w.Steps))
 	}
 	budget := maxExpanded
-	text := func(field string, pos int, ref *string, prefix, literal string) (string, error) {
+	text := func(field string, pos int, ref *string, from int, prefix, literal string) (string, error) {
 		if ref == nil {
-			if prefix != "" {
-				return "", fmt.Errorf("trace_data%s_prefix: a prefix without %s_ref", field, field[strings.LastIndexByte(field, '.')+1:])
+			if prefix != "" || from != 0 {
+				return "", fmt.Errorf("trace_data%s: a prefix or offset without a reference (%s_ref)", field, field[strings.LastIndexByte(field, '.')+1:])
 			}
 			return literal, nil
 		}
@@ -156,6 +188,10 @@ func (w *wireTrace) resolve(final string) (*agent.Trace, error) {
 		if !ok {
 			return "", fmt.Errorf("trace_data%s_ref: want /final_text or /trace_data/steps/N/text or …/result of an earlier step, got %q", field, *ref)
 		}
+		if from < 0 || from > len(src) || !utf8.RuneStart(src[from%max(len(src), 1)]) && from < len(src) {
+			return "", fmt.Errorf("trace_data%s_from: %d is no character boundary of the %d bytes %s holds", field, from, len(src), *ref)
+		}
+		src = src[from:]
 		if prefix == "" {
 			return src, nil
 		}
@@ -169,15 +205,15 @@ func (w *wireTrace) resolve(final string) (*agent.Trace, error) {
 		ws := &w.Steps[i]
 		s := ws.Step
 		at := ".steps[" + strconv.Itoa(i) + "]."
-		if s.Text, err = text(at+"text", i, ws.TextRef, ws.TextPrefix, s.Text); err != nil {
+		if s.Text, err = text(at+"text", i, ws.TextRef, ws.TextFrom, ws.TextPrefix, s.Text); err != nil {
 			return nil, err
 		}
-		if s.Result, err = text(at+"result", i, ws.ResultRef, ws.ResultPrefix, s.Result); err != nil {
+		if s.Result, err = text(at+"result", i, ws.ResultRef, ws.ResultFrom, ws.ResultPrefix, s.Result); err != nil {
 			return nil, err
 		}
 		tr.Steps[i] = s
 	}
-	if tr.FinalText, err = text(".final_text", len(tr.Steps), w.FinalTextRef, w.FinalPrefix, tr.FinalText); err != nil {
+	if tr.FinalText, err = text(".final_text", len(tr.Steps), w.FinalTextRef, w.FinalFrom, w.FinalPrefix, tr.FinalText); err != nil {
 		return nil, err
 	}
 	return &tr, nil

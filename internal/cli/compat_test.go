@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pikit-go/pikit/agent"
+	"github.com/pikit-go/pikit/result"
 )
 
 // The Python pikit's run flags and keys (issue 14).
@@ -73,13 +76,16 @@ func TestRunPythonFlags(t *testing.T) {
 // tool result carries the sandwich defense's "[Reminder]".
 func defendedAt(t *testing.T, out string) (system string, toolHardened bool) {
 	t.Helper()
-	i := strings.Index(out, `"system":"`)
-	if i < 0 {
-		t.Fatalf("no system prompt in %s", out)
+	var r result.Result
+	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &r); err != nil || r.TraceData == nil {
+		t.Fatalf("no result with a trace in %s (%v)", out, err)
 	}
-	rest := out[i+len(`"system":"`):]
-	system = rest[:strings.Index(rest, `","steps"`)]
-	return system, strings.Contains(out, `"kind":"tool"`) && strings.Contains(out[strings.Index(out, `"kind":"tool"`):], "[Reminder]")
+	for _, s := range r.TraceData.Steps {
+		if s.Kind == agent.StepTool && strings.Contains(s.Result, "[Reminder]") {
+			toolHardened = true
+		}
+	}
+	return r.TraceData.System, toolHardened
 }
 
 func TestDefensePointConfigKey(t *testing.T) {
