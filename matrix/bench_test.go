@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"testing"
 
 	"github.com/pikit-go/pikit/defense"
@@ -66,6 +67,11 @@ func benchRun(b *testing.B, agent, defenses string) {
 	encode := func(r matrix.Result) ([]byte, error) {
 		return append(r.AppendJSON(nil), '\n'), nil
 	}
+	// The collector as the pikit command sets it (internal/cli's tuneGC):
+	// a run's live heap is small, and at the default GOGC collecting it
+	// would cost more than the cells.
+	defer debug.SetGCPercent(debug.SetGCPercent(800))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(1 << 30))
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu := cpuTime()
