@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -59,12 +60,11 @@ func newKeywords(re func() *regexp.Regexp, words ...string) *keywords {
 // pattern runs only around occurrences of the keywords that start a word,
 // never over the whole text. Keywords are tried in their order and each
 // one's occurrences from the left; the first match found is the one
-// returned. Only a text of ASCII is searched in place (its lower case has
-// the same bytes at the same offsets); any other text is lower-cased
-// first, as a non-ASCII letter may lower-case to ASCII (the Kelvin sign to
-// k) or change length, and searched the slow way.
+// returned. A text is searched in place when its lower case has its ASCII
+// bytes at the same offsets (see lowersInPlace); any other is lower-cased
+// first and searched the slow way.
 func (k *keywords) find(text string) string {
-	if !isASCII(text) {
+	if !lowersInPlace(text) {
 		return k.findLower(strings.ToLower(text))
 	}
 	s := k.pool.Get().(*scratch)
@@ -177,6 +177,30 @@ func isASCII(s string) bool {
 		if s[i] >= utf8.RuneSelf {
 			return false
 		}
+	}
+	return true
+}
+
+// lowersInPlace reports whether strings.ToLower(s) differs from s only in
+// the case of ASCII letters and of non-ASCII letters that stay non-ASCII
+// and as long: then the patterns, which match ASCII alone, match the same
+// bytes at the same offsets in s with its ASCII lower-cased. Invalid UTF-8
+// (ToLower writes U+FFFD), a letter that lower-cases to ASCII (the Kelvin
+// sign to k) or to another length (İ) is not.
+func lowersInPlace(s string) bool {
+	for i := 0; i < len(s); {
+		if s[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			return false
+		}
+		if l := unicode.ToLower(r); l != r && (l < utf8.RuneSelf || utf8.RuneLen(l) != size) {
+			return false
+		}
+		i += size
 	}
 	return true
 }

@@ -132,3 +132,13 @@ func BenchmarkKeywordsFind(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkNormalize normalises a 5 KB answer, locating its words.
+func BenchmarkNormalize(b *testing.B) {
+	text := prose(700)
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = normalize(text, true)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/pikit-go/pikit/agent"
 	"github.com/pikit-go/pikit/internal/lazy"
@@ -71,6 +72,13 @@ var (
 	refusals  = newKeywords(refusalRe, refusalWords...)
 )
 
+// replyWords holds the word tables of replies being judged, for reuse:
+// a reply's table is as large as the reply, and only the judge reads it.
+var replyWords = sync.Pool{New: func() any { return new([]word) }}
+
+// maxPooledWords bounds the tables kept for reuse (a 256 KiB reply's).
+const maxPooledWords = 1 << 16
+
 // Judge implements Judge.
 func (Rule) Judge(_ context.Context, tr agent.Trace, task Task) (Verdict, error) {
 	v := Verdict{Signals: []string{}}
@@ -126,7 +134,14 @@ func (Rule) Judge(_ context.Context, tr agent.Trace, task Task) (Verdict, error)
 		}
 		return decide(NotReached, "high", reason)
 	}
-	reply := normalize(final, true)
+	ws := replyWords.Get().(*[]word)
+	defer func() {
+		if cap(*ws) <= maxPooledWords {
+			replyWords.Put(ws)
+		}
+	}()
+	reply := normalizeInto(final, (*ws)[:0], true)
+	*ws = reply.words
 	if l, ok := degenerate(&reply, cutShort(final)); ok {
 		signal("degenerate", last, fmt.Sprintf("%q repeated %d times, %.0f%% of the reply in repeats", l.gram, l.repeats, 100*l.cover))
 		return decide(Degenerate, "high", "the reply is stuck in a loop: it repeats itself for most of its length")
@@ -472,7 +487,7 @@ func normalInputs(tr agent.Trace, task Task, c canaryForm) []input {
 		if strings.TrimSpace(s) == "" {
 			return
 		}
-		n := normalize(s, false).norm
+		n := normalOf(s)
 		var occ [][2]int
 		for _, needle := range c.needles {
 			occ = append(occ, spans(n, needle)...)

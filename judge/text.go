@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"encoding/binary"
 	"slices"
 	"strings"
 	"unicode"
@@ -43,12 +44,18 @@ type normal struct {
 // normalize returns text's normal form, with the place of each word when
 // locate is set.
 func normalize(text string, locate bool) normal {
-	buf := make([]byte, 1, len(text)+2)
-	buf[0] = ' '
 	var words []word
 	if locate {
 		words = make([]word, 0, len(text)/5+1)
 	}
+	return normalizeInto(text, words, locate)
+}
+
+// normalizeInto is normalize appending the words, when locate is set, to
+// words (whose room a caller may reuse).
+func normalizeInto(text string, words []word, locate bool) normal {
+	buf := make([]byte, 1, len(text)+2)
+	buf[0] = ' '
 	for i := 0; i < len(text); {
 		if c := text[i]; c < utf8.RuneSelf && asciiFold[c] == 0 {
 			i++
@@ -100,15 +107,29 @@ func normalize(text string, locate bool) normal {
 			continue
 		}
 		if locate {
-			h := uint64(14695981039346656037) // FNV-1a
-			for _, c := range buf[ns:] {
-				h = (h ^ uint64(c)) * 1099511628211
-			}
-			words = append(words, word{ns: int32(ns), ne: int32(len(buf)), os: int32(start), oe: int32(i), hash: h})
+			words = append(words, word{ns: int32(ns), ne: int32(len(buf)), os: int32(start), oe: int32(i), hash: wordHash(buf[ns:])})
 		}
 		buf = append(buf, ' ')
 	}
 	return normal{norm: string(buf), words: words}
+}
+
+// wordHash hashes a word's normal form eight bytes at a time: words are
+// hashed for every reply, and a byte-at-a-time hash was a large part of
+// normalising one.
+func wordHash(b []byte) uint64 {
+	h := uint64(len(b)) * 0x9e3779b97f4a7c15
+	for len(b) >= 8 {
+		h = (h ^ binary.LittleEndian.Uint64(b)) * 0xbf58476d1ce4e5b9
+		h ^= h >> 31
+		b = b[8:]
+	}
+	var tail uint64
+	for i, c := range b {
+		tail |= uint64(c) << (8 * i)
+	}
+	h = (h ^ tail) * 0x94d049bb133111eb
+	return h ^ h>>29
 }
 
 // asciiFold maps an ASCII letter or digit to its lower case, and every
