@@ -173,12 +173,26 @@ func hasPrefixFold(s, w string) bool {
 
 // isASCII reports whether s is all ASCII.
 func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if !asciiWord(s[i:]) {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
 			return false
 		}
 	}
 	return true
+}
+
+// asciiWord reports whether the first eight bytes of s are ASCII.
+func asciiWord(s string) bool {
+	_ = s[7]
+	w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+	return w&0x8080808080808080 == 0
 }
 
 // lowersInPlace reports whether strings.ToLower(s) differs from s only in
@@ -189,6 +203,10 @@ func isASCII(s string) bool {
 // sign to k) or to another length (İ) is not.
 func lowersInPlace(s string) bool {
 	for i := 0; i < len(s); {
+		if i+8 <= len(s) && asciiWord(s[i:]) {
+			i += 8
+			continue
+		}
 		if s[i] < utf8.RuneSelf {
 			i++
 			continue
