@@ -32,12 +32,29 @@ type benchCase struct {
 	wire   string
 	stream bool
 	answer string // fixture
+	// history is the size of the conversation before the second turn,
+	// in bytes of earlier turns (0: none).
+	history int
 }
 
 var benchCases = []benchCase{
-	{"chat", "chat", false, "sink"},
-	{"chat-stream", "chat", true, "sink"},
-	{"anthropic-stream", "anthropic", true, "sink"},
+	{"chat", "chat", false, "sink", 0},
+	{"chat-stream", "chat", true, "sink", 0},
+	{"anthropic-stream", "anthropic", true, "sink", 0},
+	{"chat-50KB", "chat", false, "sink", 50 << 10},
+	{"anthropic-50KB", "anthropic", false, "sink", 50 << 10},
+}
+
+// earlier returns turns of an earlier conversation, about n bytes of them.
+func earlier(n int) []msg {
+	var out []msg
+	for size, i := 0, 0; size < n; i++ {
+		q := fmt.Sprintf("Question %d: what did the %d-th report of the quarter say about the venue budget, and who signed it off?", i, i)
+		a := strings.Repeat(fmt.Sprintf("Report %d says the venue budget stays at 4,200 and the team lead signed it on Friday. ", i), 4)
+		out = append(out, msg{role: "user", text: q}, msg{role: "assistant", text: a})
+		size += len(q) + len(a)
+	}
+	return out
 }
 
 // benchSetup is a fake upstream, a proxy with one session, the request
@@ -66,11 +83,11 @@ func newBench(b *testing.B, c benchCase) *benchSetup {
 	srv, hs := newProxy(b, w.upstreamBase(up.URL))
 	mustOpen(b, srv, "bench", newDrive(w.spec), sinkRules())
 	return &benchSetup{
-		body: w.encode(w.model, c.stream, []msg{
-			{role: "user", text: userText},
-			{role: "assistant", calls: []call{{"call_1", "read_inbox", `{"folder": "inbox"}`}}},
-			{role: "tool", callID: "call_1", name: "read_inbox", text: inboxText},
-		}),
+		body: w.encode(w.model, c.stream, append(earlier(c.history),
+			msg{role: "user", text: userText},
+			msg{role: "assistant", calls: []call{{"call_1", "read_inbox", `{"folder": "inbox"}`}}},
+			msg{role: "tool", callID: "call_1", name: "read_inbox", text: inboxText},
+		)),
 		direct: up.URL + w.upPath,
 		proxy:  w.baseFor(hs.URL, "bench") + w.agentPath,
 		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 128}},
@@ -113,6 +130,10 @@ func benchRequests(b *testing.B, c benchCase) {
 
 // BenchmarkProxyChat: a whole Chat Completions answer.
 func BenchmarkProxyChat(b *testing.B) { benchRequests(b, benchCases[0]) }
+
+// BenchmarkProxyChat50KB: a whole Chat Completions answer to a request
+// with 50 KB of history.
+func BenchmarkProxyChat50KB(b *testing.B) { benchRequests(b, benchCases[3]) }
 
 // BenchmarkProxyChatStream: a streamed Chat Completions answer.
 func BenchmarkProxyChatStream(b *testing.B) { benchRequests(b, benchCases[1]) }
