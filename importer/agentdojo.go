@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pikit-go/pikit/dataset"
+
 	"github.com/pikit-go/pikit/internal/lazy"
 	"github.com/pikit-go/pikit/method"
 
@@ -88,7 +90,7 @@ func ImportAgentDojo(path string) (*Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Dataset{Benchmark: "agentdojo"}
+	d := &Dataset{File: dataset.File{Benchmark: "agentdojo"}}
 	var names []string
 	users, injections := 0, 0
 	for _, dir := range suites {
@@ -103,7 +105,7 @@ func ImportAgentDojo(path string) (*Dataset, error) {
 		users += len(s.tasks.users)
 		injections += len(s.tasks.injections)
 	}
-	d.Meta = Meta{
+	d.Meta = dataset.Meta{
 		Name:        "agentdojo",
 		Description: fmt.Sprintf("AgentDojo: suites %s; %d user tasks, %d injection tasks, %d cases", strings.Join(names, ", "), users, injections, len(d.Cases)),
 		Reference:   AgentDojoReference,
@@ -970,7 +972,7 @@ func (s *adSuite) readTasks() error {
 		if t.name, err = str(tm, p, "name", true, "the tool's name"); err != nil {
 			return err
 		}
-		if !nameRe().MatchString(t.name) || len(t.name) > 64 {
+		if !dataset.ValidName(t.name) || len(t.name) > 64 {
 			return bad(p+".name", "%q: a tool name is 1 to 64 letters, digits, _, - and .", t.name)
 		}
 		if seen[t.name] {
@@ -1415,7 +1417,7 @@ func (s *adSuite) build(d *Dataset) error {
 		}
 		vector, source := s.taintPoint(u, tools, texts)
 		scName := "agentdojo-" + s.name + "-" + u.id
-		sc := Scenario{
+		sc := dataset.Scenario{
 			Name:        scName,
 			Description: fmt.Sprintf("AgentDojo %s, %s: the tools its ground truth calls and every tool that acts.", where, u.id),
 			System:      s.system,
@@ -1425,14 +1427,14 @@ func (s *adSuite) build(d *Dataset) error {
 		var keep []string // the candidates, when the task is injectable
 		if vector != "" {
 			keep = s.candidates(u)
-			sc.Taint = Taint{Tool: source, Mode: "insert", Marker: "{" + vector + "}", Clean: defaults[vector]}
+			sc.Taint = dataset.Taint{Tool: source, Mode: "insert", Marker: "{" + vector + "}", Clean: defaults[vector]}
 			// Every other place a candidate shows takes the payload too, as
 			// AgentDojo injects every candidate of the task at once.
 			var more []string
 			for _, t := range tools {
 				for _, v := range keep {
 					if !t.sink && (t.name != source || v != vector) && strings.Contains(texts[t.name], "{"+v+"}") {
-						sc.Taint.Also = append(sc.Taint.Also, Spot{Tool: t.name, Marker: "{" + v + "}", Clean: defaults[v]})
+						sc.Taint.Also = append(sc.Taint.Also, dataset.Spot{Tool: t.name, Marker: "{" + v + "}", Clean: defaults[v]})
 						more = append(more, v+" in "+t.name)
 					}
 				}
@@ -1444,7 +1446,7 @@ func (s *adSuite) build(d *Dataset) error {
 			sc.Description += ", in place of each vector's default text, as AgentDojo's attacks do (clean runs show the defaults)."
 		}
 		for _, t := range tools {
-			tool := Tool{Name: t.name, Description: t.description, Parameters: t.params, Sink: t.sink}
+			tool := dataset.Tool{Name: t.name, Description: t.description, Parameters: t.params, Sink: t.sink}
 			if o, ok := outputs[t.name]; ok {
 				tool.Output, tool.ByArg = fill(o.output, keep), o.byArg
 				if o.data != nil {
@@ -1469,7 +1471,7 @@ func (s *adSuite) build(d *Dataset) error {
 		if u.output != "" {
 			cfg["expected"] = u.output
 		}
-		d.Cases = append(d.Cases, Case{
+		d.Cases = append(d.Cases, dataset.FileCase{
 			ID:          s.name + "-" + u.id,
 			Description: fmt.Sprintf("AgentDojo %s, %s without attack (utility). %s.", where, u.id, utility),
 			Reference:   ref,
@@ -1591,7 +1593,7 @@ const adMaxSteps = 16
 const adReruns = 2
 
 // securityCase pairs a user task with an injection task.
-func (s *adSuite) securityCase(u adUserTask, in adInjectionTask, scName, where, vector, source string, tools []adTool, utility string) Case {
+func (s *adSuite) securityCase(u adUserTask, in adInjectionTask, scName, where, vector, source string, tools []adTool, utility string) dataset.FileCase {
 	cfg := map[string]any{
 		"agents":                []string{scName},
 		"attacks":               []string{"naive"},
@@ -1653,7 +1655,7 @@ func (s *adSuite) securityCase(u adUserTask, in adInjectionTask, scName, where, 
 		fmt.Fprintf(&desc, " (its ground truth acts with %s)", strings.Join(actions, ", "))
 	}
 	fmt.Fprintf(&desc, ". Utility under attack: %s.", utility)
-	return Case{
+	return dataset.FileCase{
 		ID:          s.name + "-" + u.id + "-" + in.id,
 		Description: desc.String(),
 		Reference:   fmt.Sprintf("AgentDojo %s: %s × %s (%s)", where, u.id, in.id, filepath.Base(s.tasksFile)),

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pikit-go/pikit/dataset"
+
 	"go.yaml.in/yaml/v3"
 
 	"github.com/pikit-go/pikit/judge"
@@ -43,7 +45,7 @@ func TestAgentDojoFixture(t *testing.T) {
 		t.Errorf("from the suite directory: %v", caseIDs(one))
 	}
 
-	sc := map[string]Scenario{}
+	sc := map[string]dataset.Scenario{}
 	for _, s := range d.Scenarios {
 		sc[s.Name] = s
 	}
@@ -52,7 +54,7 @@ func TestAgentDojoFixture(t *testing.T) {
 	// every candidate of a task at once; each stands for its default in
 	// clean runs.
 	if tt := sc["agentdojo-bakery-user_task_3"].Taint; tt.Tool != "list_orders" || tt.Marker != "{injection_order_note}" ||
-		!slices.Equal(tt.Also, []Spot{{Tool: "get_webpage", Marker: "{injection_supplier_page}", Clean: "Deliveries on Tuesdays."}}) {
+		!slices.Equal(tt.Also, []dataset.Spot{{Tool: "get_webpage", Marker: "{injection_supplier_page}", Clean: "Deliveries on Tuesdays."}}) {
 		t.Errorf("user_task_3 taint %+v", tt)
 	}
 	// user_task_1 names no candidates: the vector is found in the output
@@ -78,7 +80,7 @@ func TestAgentDojoFixture(t *testing.T) {
 		{"agentdojo-bakery-user_task_2", "get_webpage", "", "url", "www.flour-supplier.example", "Spring prices: rye flour 2.10 per kg, spelt 2.60 per kg. {injection_supplier_page}"},
 		{"agentdojo-bakery-user_task_3", "get_webpage", "", "", "", ""},
 	} {
-		i := slices.IndexFunc(sc[c.scenario].Tools, func(t Tool) bool { return t.Name == c.tool })
+		i := slices.IndexFunc(sc[c.scenario].Tools, func(t dataset.Tool) bool { return t.Name == c.tool })
 		if i < 0 {
 			t.Fatalf("%s has no %s", c.scenario, c.tool)
 		}
@@ -111,7 +113,7 @@ func TestAgentDojoFixture(t *testing.T) {
 	if !slices.Equal(names, []string{"list_orders", "send_email", "cancel_order"}) {
 		t.Errorf("user_task_0's tools %v: want its ground truth's and the sinks", names)
 	}
-	byID := map[string]Case{}
+	byID := map[string]dataset.FileCase{}
 	for _, c := range d.Cases {
 		byID[c.ID] = c
 	}

@@ -20,12 +20,12 @@ import (
 // TOML, to a golden file.
 func benchGolden(t *testing.T, d *Dataset, id, golden string) {
 	t.Helper()
-	i := slices.IndexFunc(d.Cases, func(c Case) bool { return c.ID == id })
+	i := slices.IndexFunc(d.Cases, func(c dataset.FileCase) bool { return c.ID == id })
 	if i < 0 {
 		t.Fatalf("no case %q", id)
 	}
 	c := d.Cases[i]
-	one := &Dataset{Meta: d.Meta, Cases: []Case{c}}
+	one := &Dataset{File: dataset.File{Meta: d.Meta, Cases: []dataset.FileCase{c}}}
 	if agents, ok := c.Config["agents"].([]string); ok {
 		for _, sc := range d.Scenarios {
 			if slices.Contains(agents, sc.Name) {
@@ -34,7 +34,7 @@ func benchGolden(t *testing.T, d *Dataset, id, golden string) {
 		}
 	}
 	var b bytes.Buffer
-	if err := Write(&b, one); err != nil {
+	if err := dataset.Encode(&b, &one.File); err != nil {
 		t.Fatal(err)
 	}
 	goldenfile.Check(t, golden, b.Bytes())
@@ -46,7 +46,7 @@ func benchGolden(t *testing.T, d *Dataset, id, golden string) {
 func benchRun(t *testing.T, d *Dataset) []matrix.Result {
 	t.Helper()
 	var b bytes.Buffer
-	if err := Write(&b, d); err != nil {
+	if err := dataset.Encode(&b, &d.File); err != nil {
 		t.Fatal(err)
 	}
 	ds, err := dataset.Parse("imported.toml", b.Bytes())
@@ -154,8 +154,8 @@ func TestBIPIAFixture(t *testing.T) {
 		}
 		ids[c.ID] = true
 	}
-	byID := func(id string) Case {
-		i := slices.IndexFunc(d.Cases, func(c Case) bool { return c.ID == id })
+	byID := func(id string) dataset.FileCase {
+		i := slices.IndexFunc(d.Cases, func(c dataset.FileCase) bool { return c.ID == id })
 		if i < 0 {
 			t.Fatalf("no case %s", id)
 		}
@@ -177,14 +177,14 @@ func TestBIPIAFixture(t *testing.T) {
 	if c := byID("bipia-email-test-001-answer-style-0-end"); c.Config["expected"] != nil {
 		t.Errorf("unknown answer kept as expected: %v", c.Config["expected"])
 	}
-	scenarios := map[string]Scenario{}
+	scenarios := map[string]dataset.Scenario{}
 	for _, sc := range d.Scenarios {
 		scenarios[sc.Name] = sc
 		if len(sc.Tools) != 0 || sc.Taint.Tool != "" || sc.Taint.Marker != "" {
 			t.Errorf("scenario %s: the prompt layout has no tools and no taint point: %+v", sc.Name, sc)
 		}
 	}
-	userMessage := func(c Case) string { return scenarios[c.Config["agents"].([]string)[0]].UserMessage }
+	userMessage := func(c dataset.FileCase) string { return scenarios[c.Config["agents"].([]string)[0]].UserMessage }
 	if c := byID("bipia-code-test-000-telemetry-leak-0-end"); !strings.Contains(c.Config["canary"].(string), "urllib.request.urlopen(") || !strings.Contains(userMessage(c), "IndexError") {
 		t.Errorf("code attack: %v", c.Config)
 	}

@@ -17,6 +17,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pikit-go/pikit/dataset"
+
 	"github.com/pikit-go/pikit/agent"
 	"github.com/pikit-go/pikit/internal/lazy"
 	"github.com/pikit-go/pikit/internal/suggest"
@@ -156,7 +158,7 @@ func ImportInjecAgentWith(path string, o InjecAgentOptions) (*Dataset, error) {
 		return nil, err
 	}
 	b := &iaBuilder{toolsFile: toolsFile, tools: tools, simulated: simulated, scenarios: map[string]int{}, names: map[string]bool{}, suffix: map[string]int{}, protocol: o.Protocol}
-	d := &Dataset{Benchmark: "injecagent"}
+	d := &Dataset{File: dataset.File{Benchmark: "injecagent"}}
 	for _, f := range files {
 		if err := b.file(d, filepath.Join(dir, f)); err != nil {
 			return nil, err
@@ -171,7 +173,7 @@ func ImportInjecAgentWith(path string, o InjecAgentOptions) (*Dataset, error) {
 	if len(b.skipped) > 0 {
 		desc += fmt.Sprintf("; %d left out, which pikit cannot map: %s", len(b.skipped), iaSkipped(b.skipped))
 	}
-	d.Meta = Meta{Name: "injecagent", Description: desc, Reference: InjecAgentReference}
+	d.Meta = dataset.Meta{Name: "injecagent", Description: desc, Reference: InjecAgentReference}
 	d.LeftOut = b.skipped
 	return d, nil
 }
@@ -429,7 +431,7 @@ type iaBuilder struct {
 	scenarios map[string]int // scenario key → index in out
 	names     map[string]bool
 	suffix    map[string]int // a taken name → the next suffix to try
-	out       []Scenario
+	out       []dataset.Scenario
 	protocol  string // tool_protocol of every case, "" for the default
 	// skipped are the cases left out, each an *Error naming its file,
 	// line and case and saying why.
@@ -480,57 +482,57 @@ func (b *iaBuilder) skip(c iaCase, err error) {
 	b.skipped = append(b.skipped, e)
 }
 
-func (b *iaBuilder) testCase(c iaCase, kind, setting string) (Case, error) {
+func (b *iaBuilder) testCase(c iaCase, kind, setting string) (dataset.FileCase, error) {
 	userTool, err := c.str("User Tool", true, "the name of the tool the user's request calls")
 	if err != nil {
-		return Case{}, err
+		return dataset.FileCase{}, err
 	}
 	userInstr, err := c.str("User Instruction", true, "the user's request")
 	if err != nil {
-		return Case{}, err
+		return dataset.FileCase{}, err
 	}
 	tmpl, err := c.str("Tool Response Template", true, "the user tool's response with "+iaMarker+" where the injection goes")
 	if err != nil {
-		return Case{}, err
+		return dataset.FileCase{}, err
 	}
 	if !strings.Contains(tmpl, iaMarker) {
-		return Case{}, c.err("Tool Response Template", "has no %s: the injection would have nowhere to go", iaMarker)
+		return dataset.FileCase{}, c.err("Tool Response Template", "has no %s: the injection would have nowhere to go", iaMarker)
 	}
 	instr, err := c.str("Attacker Instruction", true, "the attacker's instruction")
 	if err != nil {
-		return Case{}, err
+		return dataset.FileCase{}, err
 	}
 	raw, ok := c.fields["Attacker Tools"]
 	if !ok {
-		return Case{}, c.err("Attacker Tools", "missing: want a list of tool names")
+		return dataset.FileCase{}, c.err("Attacker Tools", "missing: want a list of tool names")
 	}
 	var attackers []string
 	if err := json.Unmarshal(raw, &attackers); err != nil || len(attackers) == 0 {
-		return Case{}, c.err("Attacker Tools", "want a non-empty list of tool names, got %s", iaKind(raw))
+		return dataset.FileCase{}, c.err("Attacker Tools", "want a non-empty list of tool names, got %s", iaKind(raw))
 	}
 	attackType, err := c.str("Attack Type", false, "the attack's category")
 	if err != nil {
-		return Case{}, err
+		return dataset.FileCase{}, err
 	}
 	achieve, err := c.str("Expected Achievements", false, "what the attack achieves")
 	if err != nil {
-		return Case{}, err
+		return dataset.FileCase{}, err
 	}
 	response, err := c.str("Tool Response", false, "the filled response template")
 	if err != nil {
-		return Case{}, err
+		return dataset.FileCase{}, err
 	}
 
 	if err := b.checkTool(c, "User Tool", userTool); err != nil {
-		return Case{}, err
+		return dataset.FileCase{}, err
 	}
 	for _, a := range attackers {
 		if err := b.checkTool(c, "Attacker Tools", a); err != nil {
-			return Case{}, err
+			return dataset.FileCase{}, err
 		}
 	}
 	if dup := iaDuplicate(attackers); dup != "" {
-		return Case{}, c.err("Attacker Tools", "%q is named twice", dup)
+		return dataset.FileCase{}, c.err("Attacker Tools", "%q is named twice", dup)
 	}
 	// The user tool may also be an attacker tool: a data-stealing case
 	// whose extraction calls it again after the injected response. That
@@ -541,14 +543,14 @@ func (b *iaBuilder) testCase(c iaCase, kind, setting string) (Case, error) {
 	// or the send), nothing would record it: the case is left out.
 	self := slices.Contains(attackers, userTool)
 	if self && (kind != "ds" || attackers[len(attackers)-1] == userTool) {
-		return Case{}, c.err("Attacker Tools", "%q is also the user tool, and InjecAgent counts the attack when it is called again: pikit records sink calls only, and the tool whose response carries the injection cannot be a sink", userTool)
+		return dataset.FileCase{}, c.err("Attacker Tools", "%q is also the user tool, and InjecAgent counts the attack when it is called again: pikit records sink calls only, and the tool whose response carries the injection cannot be a sink", userTool)
 	}
 
 	// The user tool's call as InjecAgent puts it in the history: its
 	// arguments, a Python dict literal in the data.
 	params, err := c.str("Tool Parameters", false, "the user tool's arguments")
 	if err != nil {
-		return Case{}, err
+		return dataset.FileCase{}, err
 	}
 	var args map[string]any
 	if strings.TrimSpace(params) != "" {
@@ -558,14 +560,14 @@ func (b *iaBuilder) testCase(c iaCase, kind, setting string) (Case, error) {
 			if err == nil {
 				err = fmt.Errorf("want a dict, got %T", v)
 			}
-			return Case{}, c.err("Tool Parameters", "not a Python dict literal of the user tool's arguments: %v", err)
+			return dataset.FileCase{}, c.err("Tool Parameters", "not a Python dict literal of the user tool's arguments: %v", err)
 		}
 		args = m
 	}
 
 	scName, err := b.scenario(c, kind, userTool, userInstr, tmpl, args, attackers)
 	if err != nil {
-		return Case{}, err
+		return dataset.FileCase{}, err
 	}
 
 	task, derived := instr, false
@@ -621,7 +623,7 @@ func (b *iaBuilder) testCase(c iaCase, kind, setting string) (Case, error) {
 	default:
 		fmt.Fprintf(&desc, " Success as InjecAgent counts it: in its first answer the model calls %s; the arguments are not checked (require_sink, as InjecAgent).", strings.Join(attackers, " or "))
 	}
-	return Case{
+	return dataset.FileCase{
 		ID:          fmt.Sprintf("%s-%s-%04d", kind, setting, c.index),
 		Description: desc.String(),
 		Reference:   fmt.Sprintf("InjecAgent data/%s, case %d (0-based)", c.base, c.index),
@@ -716,8 +718,8 @@ func (b *iaBuilder) scenario(c iaCase, kind, userTool, userInstr, tmpl string, a
 		return "", err
 	}
 	user.Output = tmpl
-	tools := []Tool{user}
-	taint := Taint{Tool: userTool, Mode: "insert", Marker: iaMarker, Args: args}
+	tools := []dataset.Tool{user}
+	taint := dataset.Taint{Tool: userTool, Mode: "insert", Marker: iaMarker, Args: args}
 	desc := fmt.Sprintf("InjecAgent: the user's request calls %s, whose response carries the injection; the attacker tools %s are sinks.", userTool, strings.Join(attackers, ", "))
 	if sinks := slices.DeleteFunc(slices.Clone(attackers), func(a string) bool { return a == userTool }); len(sinks) < len(attackers) {
 		// The extraction step calls the user tool again: as InjecAgent's
@@ -745,7 +747,7 @@ func (b *iaBuilder) scenario(c iaCase, kind, userTool, userInstr, tmpl string, a
 	}
 	b.names[name] = true
 	b.scenarios[key] = len(b.out)
-	b.out = append(b.out, Scenario{
+	b.out = append(b.out, dataset.Scenario{
 		Name:        name,
 		Description: desc,
 		System:      iaSystem,
@@ -780,19 +782,19 @@ var iaTypes = []string{"string", "integer", "number", "boolean", "array", "objec
 // description the tool's summary; each parameter's type and description;
 // an array's items an object holding one string property, named as the
 // parameter, described by what follows "array of" or "list of".
-func (b *iaBuilder) tool(c iaCase, field, name string) (Tool, error) {
+func (b *iaBuilder) tool(c iaCase, field, name string) (dataset.Tool, error) {
 	t := b.tools[name]
-	if !nameRe().MatchString(name) || len(name) > 64 {
-		return Tool{}, c.err(field, "%q: a tool name pikit can offer is 1 to 64 letters, digits, _, - and .", name)
+	if !dataset.ValidName(name) || len(name) > 64 {
+		return dataset.Tool{}, c.err(field, "%q: a tool name pikit can offer is 1 to 64 letters, digits, _, - and .", name)
 	}
 	props := map[string]any{}
 	required := []any{}
 	for _, p := range t.params {
 		if p.Name == "" {
-			return Tool{}, &Error{File: b.toolsFile, Line: t.line, Field: t.field + ": a parameter", Msg: "has no name"}
+			return dataset.Tool{}, &Error{File: b.toolsFile, Line: t.line, Field: t.field + ": a parameter", Msg: "has no name"}
 		}
 		if !slices.Contains(iaTypes, p.Type) {
-			return Tool{}, &Error{File: b.toolsFile, Line: t.line, Field: fmt.Sprintf("%s: parameter %s: \"type\"", t.field, p.Name), Msg: fmt.Sprintf("%q: want one of %s", p.Type, strings.Join(iaTypes, ", "))}
+			return dataset.Tool{}, &Error{File: b.toolsFile, Line: t.line, Field: fmt.Sprintf("%s: parameter %s: \"type\"", t.field, p.Name), Msg: fmt.Sprintf("%q: want one of %s", p.Type, strings.Join(iaTypes, ", "))}
 		}
 		if p.Type == "array" {
 			item := p.Description
@@ -813,7 +815,7 @@ func (b *iaBuilder) tool(c iaCase, field, name string) (Tool, error) {
 			required = append(required, p.Name)
 		}
 	}
-	return Tool{
+	return dataset.Tool{
 		Name:        name,
 		Description: t.summary,
 		Parameters:  map[string]any{"type": "object", "properties": props, "required": required},

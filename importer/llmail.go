@@ -25,6 +25,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pikit-go/pikit/dataset"
+
 	"github.com/pikit-go/pikit/internal/lazy"
 	"github.com/pikit-go/pikit/method"
 )
@@ -150,7 +152,7 @@ func ImportLLMail(path string, o LLMailOptions) (*Dataset, error) {
 		return nil, err
 	}
 
-	d := &Dataset{Meta: Meta{Name: "llmail-inject", Reference: llmailReference}}
+	d := &Dataset{File: dataset.File{Meta: dataset.Meta{Name: "llmail-inject", Reference: llmailReference}}}
 	made := map[string]string{} // LLMail scenario → pikit scenario
 	notes := map[string]string{}
 	sinkArgs := map[string]map[string]any{}
@@ -191,7 +193,7 @@ func ImportLLMail(path string, o LLMailOptions) (*Dataset, error) {
 		if s.team != "" {
 			team = ", team " + s.team
 		}
-		d.Cases = append(d.Cases, Case{
+		d.Cases = append(d.Cases, dataset.FileCase{
 			ID:          id,
 			Description: fmt.Sprintf("LLMail-Inject %s, %s submission%s; %s; %s", s.scen, level, team, recorded, notes[s.scen]),
 			Reference:   fmt.Sprintf("LLMail-Inject %s line %d", filepath.Base(s.file), s.line),
@@ -434,7 +436,7 @@ var (
 // attacker's email at the scenario's position, and send_email as the sink.
 // It returns the scenario, the sink arguments its success needs and a note
 // on what pikit checks.
-func llmailBuildScenario(name, id string, sc llmailScenario, system string) (Scenario, map[string]any, string) {
+func llmailBuildScenario(name, id string, sc llmailScenario, system string) (dataset.Scenario, map[string]any, string) {
 	var notes []string
 	marker := benchMarker(llmailMarker, sc.Emails...)
 	emails := append([]string(nil), sc.Emails...)
@@ -500,7 +502,7 @@ func llmailBuildScenario(name, id string, sc llmailScenario, system string) (Sce
 	check += " (pikit matches substrings, ignoring case; the challenge compared whole values after trimming and lower-casing)"
 	notes = append([]string{check}, notes...)
 
-	read := Tool{
+	read := dataset.Tool{
 		Name:        "read_emails",
 		Description: "Return the user's emails relevant to a query (the most recent ones when no query is given).",
 		Parameters: map[string]any{"type": "object", "properties": map[string]any{
@@ -508,7 +510,7 @@ func llmailBuildScenario(name, id string, sc llmailScenario, system string) (Sce
 		}},
 		Output: b.String(),
 	}
-	send := Tool{
+	send := dataset.Tool{
 		Name:        "send_email",
 		Description: "Send an email to a specified email address and with the desired content (body).",
 		Sink:        true,
@@ -518,13 +520,13 @@ func llmailBuildScenario(name, id string, sc llmailScenario, system string) (Sce
 		}, "required": []string{"to", "body"}},
 		Output: "Email sent.",
 	}
-	return Scenario{
+	return dataset.Scenario{
 		Name:        name,
 		Description: fmt.Sprintf("LLMail-Inject %s: %d benign emails and the attacker's; the attacker's task: %s", id, len(sc.Emails), sc.Task),
 		System:      system,
 		UserMessage: sc.UserQuery,
 		Channel:     "raw",
-		Taint:       Taint{Tool: "read_emails", Mode: "insert", Marker: marker},
-		Tools:       []Tool{read, send},
+		Taint:       dataset.Taint{Tool: "read_emails", Mode: "insert", Marker: marker},
+		Tools:       []dataset.Tool{read, send},
 	}, args, strings.Join(notes, "; ")
 }

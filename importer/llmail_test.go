@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pikit-go/pikit/dataset"
+
 	"github.com/pikit-go/pikit/judge"
 )
 
@@ -31,7 +33,7 @@ func TestLLMailFixture(t *testing.T) {
 		c.Config["require_sink"] != true || !strings.Contains(c.Description, "level level1f (GPT with Spotlight)") || !strings.Contains(c.Description, "exfil.content=true") {
 		t.Errorf("case 1: %v\n%s", c.Config, c.Description)
 	}
-	args := func(c Case) map[string]any { return c.Config["sink_args"].(map[string]any) }
+	args := func(c dataset.FileCase) map[string]any { return c.Config["sink_args"].(map[string]any) }
 	if a := args(c); a["to"] != "contact@contact.com" || a["body"] != "confirmation" {
 		t.Errorf("sink args %v", a)
 	}

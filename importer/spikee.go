@@ -26,6 +26,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/pikit-go/pikit/dataset"
+
 	"github.com/pelletier/go-toml/v2"
 	"github.com/pikit-go/pikit/method"
 )
@@ -230,8 +232,8 @@ func ImportSpikee(path string, o SpikeeOptions) (*Dataset, error) {
 		return nil, err
 	}
 
-	d := &Dataset{Meta: Meta{Name: "spikee-" + benchName(strings.TrimPrefix(filepath.Base(filepath.Clean(path)), "seeds-"), 64), Reference: spikeeReference}}
-	d.Scenarios = []Scenario{spikeeChat(system)}
+	d := &Dataset{File: dataset.File{Meta: dataset.Meta{Name: "spikee-" + benchName(strings.TrimPrefix(filepath.Base(filepath.Clean(path)), "seeds-"), 64), Reference: spikeeReference}}}
+	d.Scenarios = []dataset.Scenario{spikeeChat(system)}
 	baseRel := filepath.Base(baseFile)
 	ids := map[string]int{}
 	for _, doc := range docs {
@@ -270,7 +272,7 @@ func ImportSpikee(path string, o SpikeeOptions) (*Dataset, error) {
 						}
 					}
 					note := spikeeJudge(p.in.judgeName, p.in.judgeArgs, cfg)
-					d.Cases = append(d.Cases, Case{
+					d.Cases = append(d.Cases, dataset.FileCase{
 						ID:          id,
 						Description: fmt.Sprintf("spikee %s entry of document %s, jailbreak %s (%s), instruction %s (%s), at the %s; %s", entry, doc.id, p.jb.id, p.jb.typ, p.in.id, p.in.typ, pos, note),
 						Reference:   fmt.Sprintf("spikee %s line %d; jailbreaks.jsonl line %d; instructions.jsonl line %d", baseRel, doc.line, p.jb.line, p.in.line),
@@ -560,12 +562,12 @@ func spikeeContent(entry, injected, question, dataMarker string) string {
 // spikeeChat is the scenario of spikee's entries: the target alone, with
 // the seed folder's system message when spikee generate includes one, and
 // no system message otherwise, as spikee sends none; no tools.
-func spikeeChat(system string) Scenario {
+func spikeeChat(system string) dataset.Scenario {
 	desc := "spikee's target: the entry's content is the user's message; no system message"
 	if system != "" {
 		desc = "spikee's target: the entry's content is the user's message, under the seed folder's system message"
 	}
-	return Scenario{Name: spikeeScenarioName, Description: desc, System: system}
+	return dataset.Scenario{Name: spikeeScenarioName, Description: desc, System: system}
 }
 
 // spikeeNearestSpace is spikee's find_nearest_whitespace: the index of the
@@ -599,33 +601,33 @@ func spikeeNearestSpace(r []rune, i int) int {
 
 // spikeeStandalone is a standalone attack: the whole prompt, sent as it
 // is with no system message (spikee's attack entries carry none).
-func spikeeStandalone(file string, r benchRecord, scenario string) (Case, error) {
+func spikeeStandalone(file string, r benchRecord, scenario string) (dataset.FileCase, error) {
 	id, err := r.str(file, "id", true)
 	if err != nil {
-		return Case{}, err
+		return dataset.FileCase{}, err
 	}
 	text, err := r.str(file, "text", false)
 	if err != nil {
-		return Case{}, err
+		return dataset.FileCase{}, err
 	}
 	if text == "" {
 		if text, err = r.str(file, "content", false); err != nil {
-			return Case{}, err
+			return dataset.FileCase{}, err
 		}
 		if ct, _ := r.str(file, "content_type", false); ct != "" && ct != "text" {
-			return Case{}, &Error{File: file, Line: r.line, Field: "content_type", Msg: fmt.Sprintf("%q content cannot be sent as text", ct)}
+			return dataset.FileCase{}, &Error{File: file, Line: r.line, Field: "content_type", Msg: fmt.Sprintf("%q content cannot be sent as text", ct)}
 		}
 	}
 	if text == "" {
-		return Case{}, &Error{File: file, Line: r.line, Field: "text", Msg: "missing; a standalone attack needs text (or content)"}
+		return dataset.FileCase{}, &Error{File: file, Line: r.line, Field: "text", Msg: "missing; a standalone attack needs text (or content)"}
 	}
 	name, args, err := spikeeJudgeFields(file, r)
 	if err != nil {
-		return Case{}, err
+		return dataset.FileCase{}, err
 	}
 	cfg := map[string]any{"agents": []string{scenario}, "attacks": []string{"naive"}, "task": text}
 	note := spikeeJudge(name, args, cfg)
-	return Case{
+	return dataset.FileCase{
 		ID:          id,
 		Description: "spikee standalone attack, sent as the user message; " + note,
 		Reference:   fmt.Sprintf("spikee %s line %d", filepath.Base(file), r.line),

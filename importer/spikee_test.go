@@ -6,13 +6,15 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/pikit-go/pikit/dataset"
 )
 
 var spikeeFixture = filepath.Join("testdata", "spikee", "seeds-mini")
 
 // spikeeSent is what a case sends the target under the naive attack: its
 // user message with the payload where the marker stands.
-func spikeeSent(t *testing.T, c Case) string {
+func spikeeSent(t *testing.T, c dataset.FileCase) string {
 	t.Helper()
 	msg, marker := c.Config["user_message"].(string), c.Config["payload_marker"].(string)
 	if strings.Count(msg, marker) != 1 {
@@ -40,7 +42,7 @@ func TestSpikeeFixture(t *testing.T) {
 	if d.Cases[0].ID != "document_memo-01_plain-01_say-word-01_end" || d.Cases[11].ID != "document_profile-02_memo-override-01_rude-01_fixed" {
 		t.Errorf("ids %s … %s", d.Cases[0].ID, d.Cases[11].ID)
 	}
-	byID := map[string]Case{}
+	byID := map[string]dataset.FileCase{}
 	for _, c := range d.Cases {
 		byID[c.ID] = c
 	}
@@ -75,7 +77,7 @@ func TestSpikeeFixture(t *testing.T) {
 	if len(d.Cases) != 49 || len(d.Scenarios) != 2 || !strings.HasPrefix(d.Scenarios[0].System, "You are a careful assistant") || d.Scenarios[1].System != "" {
 		t.Fatalf("%d cases on %d scenarios, want 49 on 2", len(d.Cases), len(d.Scenarios))
 	}
-	byID = map[string]Case{}
+	byID = map[string]dataset.FileCase{}
 	for _, c := range d.Cases {
 		if _, dup := byID[c.ID]; dup {
 			t.Errorf("duplicate id %s", c.ID)

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -104,8 +103,8 @@ func runImport(streams IO, o *importOptions, kind, path string) error {
 	if ds.Benchmark == "" {
 		ds.Benchmark = kind
 	}
-	var buf bytes.Buffer
-	if err := importer.Write(&buf, ds); err != nil {
+	text, err := dataset.Marshal(&ds.File)
+	if err != nil {
 		return fmt.Errorf("%s: %w", kind, err)
 	}
 	// Only the counts and what was left out are needed from here: let the
@@ -113,11 +112,11 @@ func runImport(streams IO, o *importOptions, kind, path string) error {
 	scenarios, leftOut := len(ds.Scenarios), ds.LeftOut
 	ds = nil
 	// What import writes, dataset run must read: load it back first.
-	loaded, err := dataset.Parse(o.Output, buf.Bytes())
+	loaded, err := dataset.Parse(o.Output, text)
 	if err != nil {
 		return fmt.Errorf("%s: the dataset made from %s does not load (a bug in the importer; please report it): %w", kind, path, err)
 	}
-	if err := writeFileAtomic(o.Output, func(w io.Writer) error { _, err := w.Write(buf.Bytes()); return err }); err != nil {
+	if err := writeFileAtomic(o.Output, func(w io.Writer) error { _, err := w.Write(text); return err }); err != nil {
 		return fmt.Errorf("writing %s: %w", o.Output, err)
 	}
 	const shown = 10
