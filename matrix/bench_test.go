@@ -27,10 +27,11 @@ func BenchmarkRun(b *testing.B) {
 	}
 }
 
-// BenchmarkDefense runs chat cells of every attack under one defense at a
-// time, to compare each defense's cost per cell with no defense's.
+// BenchmarkDefense runs chat cells of every attack under one defense (or
+// detector) at a time, to compare each one's cost per cell with no
+// defense's.
 func BenchmarkDefense(b *testing.B) {
-	for _, d := range defense.Names() {
+	for _, d := range append(defense.Names(), defense.Detectors.Names()...) {
 		b.Run(d, func(b *testing.B) { benchRun(b, "chat", fmt.Sprintf("[%q]", d)) })
 	}
 }

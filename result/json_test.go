@@ -6,6 +6,7 @@ import (
 	"encoding"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"strings"
@@ -561,4 +562,32 @@ func FuzzTextRefs(f *testing.F) {
 		}}}
 		checkAppendJSON(t, "fuzz", &r)
 	})
+}
+
+// TestTextRefsBounded: a trace whose many long texts all share their
+// ends (a hostile agent's) is encoded in bounded time, and reads back.
+func TestTextRefsBounded(t *testing.T) {
+	// Texts equal but for their last bytes: each comparison reads them
+	// whole.
+	head := strings.Repeat("x", 64<<10)
+	steps := make([]agent.Step, 1000)
+	for i := range steps {
+		steps[i] = agent.Step{Kind: agent.StepTool, Result: head + fmt.Sprintf("%05d", i)}
+	}
+	r := Result{FinalText: "done", TraceData: &agent.Trace{Steps: steps, FinalText: "done"}}
+	start := time.Now()
+	line := r.AppendJSON(nil)
+	t.Logf("%v to encode %d steps of 64 KiB", time.Since(start), len(steps))
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("%v to encode %d steps", d, len(steps))
+	}
+	var back Result
+	if err := json.Unmarshal(line, &back); err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range back.TraceData.Steps {
+		if s.Result != steps[i].Result {
+			t.Fatalf("step %d reads back otherwise", i)
+		}
+	}
 }

@@ -38,14 +38,22 @@ const minRefText = 64
 type textRefs struct {
 	final string // the result's final_text
 	steps []agent.Step
+	// budget is how many more bytes the search may compare: texts that
+	// share long ends with many others (a hostile agent's trace) would
+	// otherwise cost the square of the trace's size. Past it, texts are
+	// written in full.
+	budget int
 }
+
+// refBudget is a trace's comparison budget.
+const refBudget = 16 << 20
 
 // appendTraceOnce appends a trace in TraceSchema.
 func appendTraceOnce(dst []byte, tr *agent.Trace, final string) []byte {
 	if tr == nil {
 		return appendTrace(dst, nil, nil)
 	}
-	return appendTrace(dst, tr, &textRefs{final: final, steps: tr.Steps})
+	return appendTrace(dst, tr, &textRefs{final: final, steps: tr.Steps, budget: refBudget})
 }
 
 // appendText appends the field name (`,"text`, without its closing quote)
@@ -71,7 +79,11 @@ func (t *textRefs) appendText(dst []byte, name, s string, pos int) []byte {
 	}
 	consider := func(src string, ref string, step int) {
 		switch {
-		case len(src) <= bestLen || len(src) < minRefText && len(s) < minRefText:
+		case len(src) <= bestLen || len(src) < minRefText && len(s) < minRefText || t.budget < min(len(s), len(src)):
+			return
+		}
+		t.budget -= min(len(s), len(src))
+		switch {
 		case len(s) <= 2*len(src) && strings.HasSuffix(s, src):
 			if len(src) >= minRefText && (len(s) == len(src) || validS() && utf8.ValidString(src)) {
 				best, bestLen, bestFrom, bestStep = ref, len(src), 0, step
