@@ -106,14 +106,13 @@ func Encode(w io.Writer, f *File) error {
 	return err
 }
 
-// Marshal returns f as a dataset TOML file: [meta], then each scenario,
+// Marshal returns d as a dataset TOML file: [meta], then each scenario,
 // then the cases, every table's keys in a fixed order, every string
 // escaped as AppendQuoted escapes it (so no control, bidi or invisible
 // character of a benchmark's text reaches the file raw). It is the one
 // encoder of the format; a caller that writes its text checks it loads
 // with Parse (Encode does).
-func Marshal(f *File) ([]byte, error) {
-	d := f
+func Marshal(d *File) ([]byte, error) {
 	e := &encoder{}
 	e.table("meta")
 	e.kv("name", d.Meta.Name)
