@@ -25,7 +25,11 @@ type File struct {
 	Benchmark string
 	Meta      Meta
 	Scenarios []Scenario // [scenarios.NAME]
-	Cases     []FileCase // [[cases]]
+	// ScenarioTables are scenario tables copied as a file spelled them
+	// ([scenarios.NAME] decoded: export-case copies a user's), written
+	// after Scenarios, their keys sorted, nested tables inline.
+	ScenarioTables map[string]map[string]any
+	Cases          []FileCase // [[cases]]
 }
 
 // Meta is a dataset's [meta] table.
@@ -175,6 +179,16 @@ func Marshal(d *File) ([]byte, error) {
 				}
 				e.kv("data", m)
 			}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(d.ScenarioTables)) {
+		if !nameRe().MatchString(name) {
+			return nil, fmt.Errorf("scenario %q: a name is letters, digits, _, - and .", name)
+		}
+		e.table("scenarios." + key(name))
+		t := d.ScenarioTables[name]
+		for _, k := range slices.Sorted(maps.Keys(t)) {
+			e.kv(k, t[k])
 		}
 	}
 	for _, c := range d.Cases {

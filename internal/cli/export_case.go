@@ -10,9 +10,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/pelletier/go-toml/v2"
@@ -146,7 +146,7 @@ func runExportCase(streams IO, o *exportCaseOptions, results string) error {
 		if len(x.cases) > 1 {
 			return usage(fmt.Errorf("--id names one case, but %d would be exported; choose one with --key or --case", len(x.cases)))
 		}
-		x.cases[0].doc.ID = text(o.ID)
+		x.cases[0].doc.ID = o.ID
 		x.cases[0].id = o.ID
 	}
 	out, err := x.document()
@@ -649,10 +649,10 @@ func (x *exporter) build(res *matrix.Result, w *winner, line int) (*exportedCase
 	}
 
 	d := caseDoc{Attacks: []any{attack.Fixed}}
-	kwargs := map[string]any{"payload": text(w.payload)}
+	kwargs := map[string]any{"payload": w.payload}
 	if n := len(w.turns); n > 1 {
 		c.turns = w.turns[:n-1]
-		kwargs["turns"] = textList(c.turns)
+		kwargs["turns"] = anyList(c.turns)
 		c.notes = append(c.notes, fmt.Sprintf("a crescendo conversation: %d earlier user %s, then the payload as the last turn, each said alone as in the search", n-1, plural(n-1, "turn", "turns")))
 	}
 	if len(w.parts) > 1 {
@@ -669,16 +669,16 @@ func (x *exporter) build(res *matrix.Result, w *winner, line int) (*exportedCase
 	if def.Name == "" {
 		def.Name = matrix.DefaultDefense
 	}
-	d.Defenses = []any{text(def.Name)}
+	d.Defenses = []any{def.Name}
 	if len(def.Kwargs) > 0 {
-		kw, err := tomlTable("method_specs.defense.kwargs", def.Kwargs)
+		kw, err := fileTable("method_specs.defense.kwargs", def.Kwargs)
 		if err != nil {
 			return nil, err
 		}
-		d.DefenseSpecs = []specDoc{{Name: text(def.Name), Kwargs: kw}}
+		d.DefenseSpecs = []specDoc{{Name: def.Name, Kwargs: kw}}
 	}
 	ch := specOf(res, "channel", res.Channel)
-	d.Channels = []any{text(ch.Name)}
+	d.Channels = []any{ch.Name}
 	chKwargs := maps.Clone(ch.Kwargs)
 	if len(w.channel) > 0 {
 		if chKwargs == nil {
@@ -690,22 +690,22 @@ func (x *exporter) build(res *matrix.Result, w *winner, line int) (*exportedCase
 		if ch.Name == matrix.DirectChannel {
 			return nil, errors.New("channel options on a direct cell (it has no channel)")
 		}
-		kw, err := tomlTable("channel options", chKwargs)
+		kw, err := fileTable("channel options", chKwargs)
 		if err != nil {
 			return nil, err
 		}
-		d.ChannelSpecs = []specDoc{{Name: text(ch.Name), Kwargs: kw}}
+		d.ChannelSpecs = []specDoc{{Name: ch.Name, Kwargs: kw}}
 	}
 
 	// The agent: a built-in scenario, one the --from file defines, or an
 	// agent runtime the --from config names.
-	d.Agents = []any{text(res.Agent)}
+	d.Agents = []any{res.Agent}
 	switch {
 	case strings.HasPrefix(res.Agent, "runtime:"):
 		if cfg == nil || cfg.Runtime == "" {
 			return nil, fmt.Errorf("the cell ran through agent runtime %+q: give --from with the config that names it", clip(res.Agent, 64))
 		}
-		d.Agents = textList(cfg.Agents)
+		d.Agents = anyList(cfg.Agents)
 	case !isBuiltinAgent(res.Agent):
 		body, note := x.scenario(res.Agent, cfg)
 		if body == nil {
@@ -714,8 +714,8 @@ func (x *exporter) build(res *matrix.Result, w *winner, line int) (*exportedCase
 		c.scenario, c.scenarioBody = res.Agent, body
 	}
 
-	d.Task = text(res.Task)
-	d.TargetSpec = text(res.Target)
+	d.Task = res.Task
+	d.TargetSpec = res.Target
 	if err := x.generation(res, &d, c); err != nil {
 		return nil, err
 	}
@@ -728,7 +728,7 @@ func (x *exporter) build(res *matrix.Result, w *winner, line int) (*exportedCase
 			return nil, err
 		}
 		if s != "" {
-			*f.dst = text(s)
+			*f.dst = s
 		}
 	}
 	if direct {
@@ -744,7 +744,7 @@ func (x *exporter) build(res *matrix.Result, w *winner, line int) (*exportedCase
 			if !ok {
 				return nil, fmt.Errorf("metadata.target_options: want an object, got %s", describeValue(v))
 			}
-			if d.TargetOptions, err = tomlTable("metadata.target_options", withoutEndpoint(m, c)); err != nil {
+			if d.TargetOptions, err = fileTable("metadata.target_options", withoutEndpoint(m, c)); err != nil {
 				return nil, err
 			}
 			c.notes = append(c.notes, "target_options are the results' copy, with any credential in them redacted")
@@ -768,8 +768,8 @@ func (x *exporter) build(res *matrix.Result, w *winner, line int) (*exportedCase
 	for i := 2; x.ids[c.id]; i++ {
 		c.id = fmt.Sprintf("%s-adaptive-%s-%d", base, short, i)
 	}
-	d.ID = text(c.id)
-	d.Description = text(describeWin(w, res))
+	d.ID = c.id
+	d.Description = describeWin(w, res)
 	ref := fmt.Sprintf("pikit export-case of %s line %d", x.results, line)
 	if res.Key != "" {
 		ref += ", key " + res.Key
@@ -777,7 +777,7 @@ func (x *exporter) build(res *matrix.Result, w *winner, line int) (*exportedCase
 	if res.RunID != "" {
 		ref += ", run " + res.RunID
 	}
-	d.Reference = text(ref)
+	d.Reference = ref
 	c.doc = d
 	return c, nil
 }
@@ -847,7 +847,7 @@ func (x *exporter) generation(res *matrix.Result, d *caseDoc, c *exportedCase) e
 func (x *exporter) copyConfig(cfg *matrix.Config, d *caseDoc, c *exportedCase, direct bool) error {
 	str := func(dst *any, v string) {
 		if *dst == nil && v != "" {
-			*dst = text(v)
+			*dst = v
 		}
 	}
 	str(&d.Canary, cfg.Canary)
@@ -870,7 +870,7 @@ func (x *exporter) copyConfig(cfg *matrix.Config, d *caseDoc, c *exportedCase, d
 	if d.Labels == nil && len(cfg.Labels) > 0 {
 		d.Labels = make(map[string]any, len(cfg.Labels))
 		for k, v := range cfg.Labels {
-			d.Labels[k] = text(v)
+			d.Labels[k] = v
 		}
 	}
 	str(&d.Runtime, cfg.Runtime)
@@ -888,7 +888,7 @@ func (x *exporter) copyConfig(cfg *matrix.Config, d *caseDoc, c *exportedCase, d
 		str(&d.CarrierMode, cfg.CarrierMode)
 		if cfg.CarrierPath != "" {
 			d.DataSample = nil
-			d.CarrierPath = text(cfg.CarrierPath)
+			d.CarrierPath = cfg.CarrierPath
 			c.notes = append(c.notes, "carrier_path is the absolute path of the config's carrier: a run needs --trust-config for a path outside the file's directory")
 		} else {
 			str(&d.DataSample, cfg.DataSample)
@@ -907,7 +907,7 @@ func (x *exporter) copyConfig(cfg *matrix.Config, d *caseDoc, c *exportedCase, d
 		if len(t.src) == 0 {
 			continue
 		}
-		if *t.dst, err = tomlTable(t.name, t.src); err != nil {
+		if *t.dst, err = fileTable(t.name, t.src); err != nil {
 			return err
 		}
 	}
@@ -940,20 +940,9 @@ func describeWin(w *winner, res *matrix.Result) string {
 	return b.String()
 }
 
-// The document export-case writes: a dataset file. Fields of type any
-// hold text from the results (a string, or a tomlText when it must be
-// escaped) or a number; nil leaves a key out.
-type exportDoc struct {
-	Meta      metaDoc        `toml:"meta"`
-	Scenarios map[string]any `toml:"scenarios,omitempty"`
-	Cases     []caseDoc      `toml:"cases"`
-}
-
-type metaDoc struct {
-	Name        any `toml:"name"`
-	Description any `toml:"description"`
-}
-
+// caseDoc is one exported case as the dataset file spells it: its keys
+// are the toml tags (see fileCase). Fields of type any hold text from the
+// results or a number; nil leaves a key out.
 type caseDoc struct {
 	ID             any            `toml:"id"`
 	Description    any            `toml:"description"`
@@ -1001,44 +990,15 @@ type specDoc struct {
 	Kwargs map[string]any `toml:"kwargs,omitempty"`
 }
 
-// tomlText is text the TOML encoder writes as a basic string in which
-// every character a terminal or an editor could act on (C0 and C1
-// controls, DEL, bidi controls, line separators, invisible format
-// characters: termsafe.Unsafe) is a \u escape, so the file holds none of
-// them raw. go-toml keeps such characters raw, and in a literal string
-// ('...') they cannot be escaped at all; text uses tomlText only for
-// strings that hold one. The encoder parses what MarshalTOML returns, and
-// the whole document is decoded again and compared before it is written.
-type tomlText string
-
-// MarshalTOML implements go-toml's unstable.Marshaler, escaping as every
-// dataset writer does (dataset.AppendQuoted).
-func (s tomlText) MarshalTOML() ([]byte, error) {
-	return dataset.AppendQuoted(make([]byte, 0, len(s)+16), string(s)), nil
-}
-
-// text returns a string for the encoder: as it is when go-toml's own
-// encoding of it shows nothing raw to a terminal, else a tomlText.
-func text(s string) any {
-	if termsafe.String(s) == s {
-		return s
-	}
-	return tomlText(s)
-}
-
-func textList(list []string) []any {
+// anyList returns a list of strings as the []any a case's lists are.
+func anyList(list []string) []any {
 	out := make([]any, len(list))
 	for i, s := range list {
-		out[i] = text(s)
+		out[i] = s
 	}
 	return out
 }
 
-// tomlTable converts a decoded table (from JSON results or a TOML file)
-// into values the TOML encoder writes and the loader reads back the same:
-// strings through text, whole JSON numbers as integers (TOML tells them
-// apart; the loaders take either), nulls (TOML has none) left out. A key
-// a terminal would act on is refused: go-toml would write it raw.
 // withoutEndpoint returns target options without base_url, saying so in
 // the case's notes: a results file (or a config) chose that endpoint, and
 // an exported case must not carry it into a file the user will run and
@@ -1058,7 +1018,12 @@ func withoutEndpoint(m map[string]any, c *exportedCase) map[string]any {
 	return out
 }
 
-func tomlTable(name string, m map[string]any) (map[string]any, error) {
+// fileTable converts a decoded table (from JSON results or a TOML file)
+// into values dataset.Marshal writes and the loader reads back the same:
+// whole JSON numbers as integers (TOML tells them apart; the loaders take
+// either), nulls (TOML has none) left out; a date or time (TOML's own) is
+// refused, and so is a key a terminal would act on.
+func fileTable(name string, m map[string]any) (map[string]any, error) {
 	out := make(map[string]any, len(m))
 	for k, v := range m {
 		if termsafe.String(k) != k {
@@ -1067,7 +1032,7 @@ func tomlTable(name string, m map[string]any) (map[string]any, error) {
 		if v == nil {
 			continue
 		}
-		tv, err := tomlValue(name+"."+k, v)
+		tv, err := fileValue(name+"."+k, v)
 		if err != nil {
 			return nil, err
 		}
@@ -1076,26 +1041,26 @@ func tomlTable(name string, m map[string]any) (map[string]any, error) {
 	return out, nil
 }
 
-func tomlValue(name string, v any) (any, error) {
+func fileValue(name string, v any) (any, error) {
 	switch x := v.(type) {
 	case string:
-		return text(x), nil
+		return x, nil
 	case float64:
 		if x == math.Trunc(x) && math.Abs(x) <= 1<<53 {
 			return int64(x), nil
 		}
 		return x, nil
-	case bool, int64, int, time.Time, toml.LocalDate, toml.LocalDateTime, toml.LocalTime:
+	case bool, int64, int:
 		return x, nil
 	case []string:
-		return textList(x), nil
+		return anyList(x), nil
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
 			if e == nil {
 				return nil, fmt.Errorf("%s[%d]: null, which TOML cannot write", name, i)
 			}
-			tv, err := tomlValue(fmt.Sprintf("%s[%d]", name, i), e)
+			tv, err := fileValue(fmt.Sprintf("%s[%d]", name, i), e)
 			if err != nil {
 				return nil, err
 			}
@@ -1103,11 +1068,11 @@ func tomlValue(name string, v any) (any, error) {
 		}
 		return out, nil
 	case map[string]any:
-		return tomlTable(name, x)
+		return fileTable(name, x)
 	case []map[string]any:
 		out := make([]any, len(x))
 		for i, e := range x {
-			tv, err := tomlTable(fmt.Sprintf("%s[%d]", name, i), e)
+			tv, err := fileTable(fmt.Sprintf("%s[%d]", name, i), e)
 			if err != nil {
 				return nil, err
 			}
@@ -1118,24 +1083,119 @@ func tomlValue(name string, v any) (any, error) {
 	return nil, fmt.Errorf("%s: a %T cannot be written to TOML", name, v)
 }
 
-// encodeTOML encodes the document with the project's TOML library.
-func encodeTOML(doc exportDoc) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := toml.NewEncoder(&buf).EnableMarshalerInterface()
-	if err := enc.Encode(doc); err != nil {
-		return nil, err
+// fileCase returns the case as a dataset file holds it: its id,
+// description and reference, and the rest of its keys (a field's toml
+// tag) in Config, those marked omitempty left out when empty.
+func (d caseDoc) fileCase() (dataset.FileCase, error) {
+	m, err := docMap(reflect.ValueOf(d))
+	if err != nil {
+		return dataset.FileCase{}, err
 	}
-	return buf.Bytes(), nil
+	fc := dataset.FileCase{Config: m}
+	for k, dst := range map[string]*string{"id": &fc.ID, "description": &fc.Description, "reference": &fc.Reference} {
+		if v, ok := m[k].(string); ok {
+			*dst = v
+		}
+		delete(m, k)
+	}
+	return fc, nil
 }
 
-func (x *exporter) meta() metaDoc {
+// docMap turns a struct of toml-tagged fields into the table a dataset
+// file writes: nested structs (specDoc) become tables, slices of them
+// lists of tables.
+func docMap(v reflect.Value) (map[string]any, error) {
+	out := map[string]any{}
+	for i := range v.NumField() {
+		f := v.Type().Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("toml"), ",")
+		fv := v.Field(i)
+		if name == "" || name == "-" {
+			continue
+		}
+		if strings.Contains(opts, "omitempty") && fv.IsZero() {
+			continue
+		}
+		if fv.Kind() == reflect.Slice && fv.Len() == 0 && strings.Contains(opts, "omitempty") {
+			continue
+		}
+		val, err := docValue(fv)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if val != nil {
+			out[name] = val
+		}
+	}
+	return out, nil
+}
+
+func docValue(v reflect.Value) (any, error) {
+	switch v.Kind() {
+	case reflect.Interface:
+		if v.IsNil() {
+			return nil, nil
+		}
+		return v.Interface(), nil
+	case reflect.Struct:
+		return docMap(v)
+	case reflect.Slice:
+		if v.Type().Elem().Kind() == reflect.Struct {
+			out := make([]any, v.Len())
+			for i := range v.Len() {
+				m, err := docMap(v.Index(i))
+				if err != nil {
+					return nil, err
+				}
+				out[i] = m
+			}
+			return out, nil
+		}
+	case reflect.Map:
+		if v.IsNil() {
+			return nil, nil
+		}
+	}
+	return v.Interface(), nil
+}
+
+// file makes the dataset file of cases, with the scenario tables they
+// name copied from --from.
+func (x *exporter) file(cases []*exportedCase) (*dataset.File, error) {
+	f := &dataset.File{Meta: x.meta()}
+	for _, c := range cases {
+		fc, err := c.doc.fileCase()
+		if err != nil {
+			return nil, err
+		}
+		f.Cases = append(f.Cases, fc)
+		if c.scenario == "" {
+			continue
+		}
+		body, err := fileValue("scenarios."+c.scenario, c.scenarioBody)
+		if err != nil {
+			return nil, err
+		}
+		table, ok := body.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("scenarios.%s: want a table, got %s", c.scenario, describeValue(c.scenarioBody))
+		}
+		if f.ScenarioTables == nil {
+			f.ScenarioTables = map[string]map[string]any{}
+		}
+		f.ScenarioTables[c.scenario] = table
+	}
+	return f, nil
+}
+
+func (x *exporter) meta() dataset.Meta {
 	name := strings.TrimSuffix(filepath.Base(x.results), filepath.Ext(x.results))
 	if x.results == "-" {
 		name = "stdin"
 	}
-	return metaDoc{
-		Name:        text(name + "-adaptive"),
-		Description: text(fmt.Sprintf("Winning injections of the adaptive results in %s, replayed with the fixed attack (pikit export-case)", x.results)),
+	return dataset.Meta{
+		Name:        name + "-adaptive",
+		Description: fmt.Sprintf("Winning injections of the adaptive results in %s, replayed with the fixed attack (pikit export-case)", x.results),
 	}
 }
 
@@ -1143,15 +1203,11 @@ func (x *exporter) meta() metaDoc {
 // result naming an unknown method, option or agent is skipped with a
 // warning rather than spoiling the file.
 func (x *exporter) check(c *exportedCase) error {
-	doc := exportDoc{Meta: x.meta(), Cases: []caseDoc{c.doc}}
-	if c.scenario != "" {
-		body, err := tomlValue("scenarios."+c.scenario, c.scenarioBody)
-		if err != nil {
-			return err
-		}
-		doc.Scenarios = map[string]any{c.scenario: body}
+	f, err := x.file([]*exportedCase{c})
+	if err != nil {
+		return err
 	}
-	b, err := encodeTOML(doc)
+	b, err := dataset.Marshal(f)
 	if err != nil {
 		return err
 	}
@@ -1185,22 +1241,11 @@ func caseError(err error) error {
 // come from and what could not be recovered, and checks that the dataset
 // loader reads back every payload and turn exactly.
 func (x *exporter) document() ([]byte, error) {
-	doc := exportDoc{Meta: x.meta()}
-	for _, c := range x.cases {
-		doc.Cases = append(doc.Cases, c.doc)
-		if c.scenario == "" {
-			continue
-		}
-		body, err := tomlValue("scenarios."+c.scenario, c.scenarioBody)
-		if err != nil {
-			return nil, err
-		}
-		if doc.Scenarios == nil {
-			doc.Scenarios = map[string]any{}
-		}
-		doc.Scenarios[c.scenario] = body
+	f, err := x.file(x.cases)
+	if err != nil {
+		return nil, fmt.Errorf("export-case: %w", err)
 	}
-	body, err := encodeTOML(doc)
+	body, err := dataset.Marshal(f)
 	if err != nil {
 		return nil, fmt.Errorf("export-case: encoding the cases: %w", err)
 	}

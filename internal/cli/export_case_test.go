@@ -533,7 +533,7 @@ func TestExportCaseFlags(t *testing.T) {
 	}
 	// Standard input is read as JSONL.
 	r = runStdin(t, mustRead(t, results), "export-case", "-", "--key", "aaaa")
-	if r.code != 0 || !slices.Equal(ids(r.out), []string{"di-001-adaptive-aaaa1111"}) || !strings.Contains(r.out, `name = 'stdin-adaptive'`) {
+	if r.code != 0 || !slices.Equal(ids(r.out), []string{"di-001-adaptive-aaaa1111"}) || !strings.Contains(r.out, `name = "stdin-adaptive"`) {
 		t.Errorf("stdin: %+v", r)
 	}
 	// An existing file is never overwritten, even one that appears after
