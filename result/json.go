@@ -85,7 +85,7 @@ func (r *Result) appendJSON(dst []byte, refs bool) []byte {
 	dst = append(dst, `,"method_specs":`...)
 	dst = appendSpecs(dst, r.MethodSpecs)
 	dst = append(dst, `,"evidence":`...)
-	dst = appendEvidence(dst, r.Evidence)
+	dst = appendEvidence(dst, r.Evidence, refs)
 	dst = append(dst, `,"trace_data":`...)
 	if refs {
 		dst = appendTraceOnce(dst, r.TraceData, r.FinalText)
@@ -124,16 +124,29 @@ func (r *Result) appendJSON(dst []byte, refs bool) []byte {
 	}
 	if j := r.JudgedAgainst; j != nil {
 		dst = append(dst, `,"judged_against":`...)
-		dst = appendJudgedAgainst(dst, j)
+		dst = appendJudgedAgainst(dst, j, r.Task, refs)
 	}
 	return append(dst, '}')
 }
 
-func appendJudgedAgainst(dst []byte, j *JudgedAgainst) []byte {
-	dst = append(dst, `{"task":`...)
-	dst = appendString(dst, j.Task)
-	dst = appendOptString(dst, `,"payload":`, j.Payload)
-	dst = append(dst, `,"canary":`...)
+// appendJudgedAgainst appends what a verdict was judged against; with
+// once, its task is left out when it is the result's own (a reader takes
+// the result's then: see UnmarshalJSON).
+func appendJudgedAgainst(dst []byte, j *JudgedAgainst, task string, once bool) []byte {
+	if once && j.Task == task {
+		dst = append(dst, '{')
+		if j.Payload != "" {
+			dst = append(dst, `"payload":`...)
+			dst = appendString(dst, j.Payload)
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `"canary":`...)
+	} else {
+		dst = append(dst, `{"task":`...)
+		dst = appendString(dst, j.Task)
+		dst = appendOptString(dst, `,"payload":`, j.Payload)
+		dst = append(dst, `,"canary":`...)
+	}
 	dst = appendString(dst, j.Canary)
 	dst = appendOptString(dst, `,"canary_regex":`, j.CanaryRegex)
 	if j.CanaryFuzzy != 0 {
@@ -225,7 +238,11 @@ func appendSpecs(dst []byte, m map[string]Spec) []byte {
 	return append(dst, '}')
 }
 
-func appendEvidence(dst []byte, evs []judge.Evidence) []byte {
+// appendEvidence appends evidence items; with once, an item's detail is
+// left out when its details (the Python pikit's key) holds the same text
+// (a reader takes it from there: see UnmarshalJSON), and written empty
+// when it is empty and details is not.
+func appendEvidence(dst []byte, evs []judge.Evidence, once bool) []byte {
 	if evs == nil {
 		return append(dst, "null"...)
 	}
@@ -238,7 +255,11 @@ func appendEvidence(dst []byte, evs []judge.Evidence) []byte {
 		dst = appendString(dst, ev.Signal)
 		dst = append(dst, `,"step":`...)
 		dst = strconv.AppendInt(dst, int64(ev.Step), 10)
-		if ev.Detail != "" {
+		switch {
+		case once && ev.Detail == "" && ev.Details != "":
+			dst = append(dst, `,"detail":""`...)
+		case once && ev.Detail == ev.Details:
+		case ev.Detail != "":
 			dst = append(dst, `,"detail":`...)
 			dst = appendString(dst, ev.Detail)
 		}

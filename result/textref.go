@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pikit-go/pikit/agent"
+	"github.com/pikit-go/pikit/judge"
 )
 
 // TraceSchema names the encoding of a result's trace_data, written as its
@@ -155,19 +156,60 @@ type wireTrace struct {
 	FinalPrefix   string     `json:"final_text_prefix"`
 }
 
-// wireResult is a result line: Result with its trace as written.
+// wireEvidence is an evidence item as a line writes it: its detail may be
+// left out for its details (see appendEvidence).
+type wireEvidence struct {
+	judge.Evidence
+	Detail *string `json:"detail"`
+}
+
+// wireJudged is judged_against as a line writes it: its task may be left
+// out for the result's (see appendJudgedAgainst).
+type wireJudged struct {
+	JudgedAgainst
+	Task *string `json:"task"`
+}
+
+// wireResult is a result line: Result with its trace, evidence and
+// judged_against as written.
 type wireResult struct {
 	*plain
-	TraceData *wireTrace `json:"trace_data"`
+	TraceData     *wireTrace     `json:"trace_data"`
+	Evidence      []wireEvidence `json:"evidence"`
+	JudgedAgainst *wireJudged    `json:"judged_against"`
 }
 
 // UnmarshalJSON reads a result line, in TraceSchema or with every text in
-// full, resolving the trace's references (see TraceSchema). A reference
-// that points nowhere (or to a later step) is an error naming it.
+// full, resolving the trace's references (see TraceSchema), an evidence
+// item's detail left out for its details, and judged_against's task left
+// out for the result's. A reference that points nowhere (or to a later
+// step) is an error naming it.
 func (r *Result) UnmarshalJSON(b []byte) error {
 	w := wireResult{plain: (*plain)(r)}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
+	}
+	r.Evidence = nil
+	if w.Evidence != nil {
+		r.Evidence = make([]judge.Evidence, len(w.Evidence))
+		for i, e := range w.Evidence {
+			r.Evidence[i] = e.Evidence
+			if e.Detail != nil {
+				r.Evidence[i].Detail = *e.Detail
+			} else {
+				r.Evidence[i].Detail = e.Details
+			}
+		}
+	}
+	r.JudgedAgainst = nil
+	if j := w.JudgedAgainst; j != nil {
+		ja := j.JudgedAgainst
+		if j.Task != nil {
+			ja.Task = *j.Task
+		} else {
+			ja.Task = r.Task
+		}
+		r.JudgedAgainst = &ja
 	}
 	if w.TraceData == nil {
 		r.TraceData = nil
