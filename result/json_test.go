@@ -591,3 +591,28 @@ func TestTextRefsBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestEvidenceAndTaskOnce: an evidence item's detail and judged_against's
+// task are written once and read back as they were, whichever of the two
+// copies is empty.
+func TestEvidenceAndTaskOnce(t *testing.T) {
+	for name, r := range map[string]Result{
+		"same":          {Task: "T", Evidence: []judge.Evidence{{Signal: "s", Detail: "d", Details: "d"}}, JudgedAgainst: &JudgedAgainst{Task: "T", Canary: "C"}},
+		"details only":  {Task: "T", Evidence: []judge.Evidence{{Signal: "s", Details: "d"}}, JudgedAgainst: &JudgedAgainst{Task: "", Canary: "C"}},
+		"detail only":   {Task: "", Evidence: []judge.Evidence{{Signal: "s", Detail: "d"}}, JudgedAgainst: &JudgedAgainst{Task: "T", Payload: "P", Canary: "C"}},
+		"different":     {Task: "T", Evidence: []judge.Evidence{{Signal: "s", Detail: "d", Details: "e"}}, JudgedAgainst: &JudgedAgainst{Task: "U", Payload: "P", Canary: "C"}},
+		"payload, same": {Task: "T", Evidence: []judge.Evidence{{Signal: "s"}}, JudgedAgainst: &JudgedAgainst{Task: "T", Payload: "P", Canary: "C", RequireSink: true}},
+	} {
+		line := string(r.AppendJSON(nil))
+		if strings.Count(line, `"d"`) > 1 || name == "same" && strings.Contains(line, `"task":"T","payload"`) {
+			t.Errorf("%s: a text written twice: %s", name, line)
+		}
+		var back Result
+		if err := json.Unmarshal([]byte(line), &back); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !reflect.DeepEqual(back.Evidence, r.Evidence) || !reflect.DeepEqual(back.JudgedAgainst, r.JudgedAgainst) {
+			t.Errorf("%s: read back %+v %+v, want %+v %+v\n%s", name, back.Evidence, back.JudgedAgainst, r.Evidence, r.JudgedAgainst, line)
+		}
+	}
+}
