@@ -7,6 +7,13 @@
 // words); pikit_direct, pikit_indirect, agentdojo_style and
 // injecagent_style are pikit's own. Any file in the same format loads with
 // LoadFile, including the Python pikit's.
+//
+// The package also writes the format, and is its one writer: File and its
+// parts are the values of a file, and Encode writes them, escaping every
+// control, bidi and invisible character (AppendQuoted) and reading the
+// text back through Parse before a byte is written. pikit import (package
+// importer) and pikit export-case (package dataset/exportcase) write
+// through it.
 package dataset
 
 import (

@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"maps"
@@ -10,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/pikit-go/pikit/internal/lazy"
+	"github.com/pikit-go/pikit/internal/termsafe"
 )
 
 // The write side of the dataset file format: the values a dataset file
@@ -19,6 +21,13 @@ import (
 // exported case): its [meta], declarative scenarios and cases. Encode
 // writes it; Parse reads the file back.
 type File struct {
+	// Comment is written on top of the file, each of its lines as a TOML
+	// comment ("# " and the line, an empty line as "#"), with every
+	// character a terminal or an editor could act on shown as an escape
+	// (termsafe.Line): a comment has no escapes of its own, and a newline
+	// in it must not end the comment and start a table. export-case says
+	// there where its cases come from.
+	Comment string
 	// Benchmark is written into every case that names none (its results'
 	// metadata then carries it, and reports add that benchmark's own
 	// metrics); pikit import sets it to the importer's name.
@@ -95,29 +104,41 @@ type FileCase struct {
 	Config map[string]any
 }
 
-// Encode writes f as a dataset TOML file (see Marshal), read back through
-// Parse, as users' files are, before a byte is written: a dataset that
-// would not load is an error, and nothing is written.
-func Encode(w io.Writer, f *File) error {
+// Encode writes f as a dataset TOML file (see Marshal), after reading the
+// text back through Parse, as users' files are read: a dataset that would
+// not load is an error naming what failed, and nothing is written. file
+// names the dataset in Parse's messages (the path it is written to). The
+// dataset as Parse read it is returned, for a caller that checks more than
+// that it loads (export-case compares its payloads) or counts its cases.
+//
+// Encode does not use f once the text is made, so a caller that keeps no
+// other reference to it lets its values go while the text is parsed back
+// (pikit import: tens of thousands of cases).
+func Encode(w io.Writer, file string, f *File) (*Dataset, error) {
 	text, err := Marshal(f)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if _, err := Parse("(the dataset written)", text); err != nil {
-		return fmt.Errorf("the dataset as written would not load: %w", err)
+	ds, err := Parse(file, text)
+	if err != nil {
+		return nil, fmt.Errorf("the dataset as written would not load: %w", err)
 	}
-	_, err = w.Write(text)
-	return err
+	if _, err := w.Write(text); err != nil {
+		return nil, err
+	}
+	return ds, nil
 }
 
-// Marshal returns d as a dataset TOML file: [meta], then each scenario,
-// then the cases, every table's keys in a fixed order, every string
-// escaped as AppendQuoted escapes it (so no control, bidi or invisible
-// character of a benchmark's text reaches the file raw). It is the one
-// encoder of the format; a caller that writes its text checks it loads
-// with Parse (Encode does).
+// Marshal returns d as a dataset TOML file: its comment, [meta], then
+// each scenario, then the cases, every table's keys in a fixed order,
+// every string escaped as AppendQuoted escapes it (so no control, bidi or
+// invisible character of a benchmark's text reaches the file raw). It is
+// the one encoder of the format. It writes nothing and checks nothing:
+// Encode writes, after reading the text back; Marshal alone serves a
+// caller that only checks a part loads (export-case, case by case).
 func Marshal(d *File) ([]byte, error) {
 	e := &encoder{}
+	e.comment(d.Comment)
 	e.table("meta")
 	e.kv("name", d.Meta.Name)
 	e.kv("description", d.Meta.Description)
@@ -206,7 +227,7 @@ func Marshal(d *File) ([]byte, error) {
 	if e.err != nil {
 		return nil, e.err
 	}
-	return []byte(e.b.String()), nil
+	return e.b.Bytes(), nil
 }
 
 var nameRe = lazy.Regexp(`^[A-Za-z0-9_.-]+$`)
@@ -215,10 +236,27 @@ var nameRe = lazy.Regexp(`^[A-Za-z0-9_.-]+$`)
 // file: letters, digits, _, - and ., at least one.
 func ValidName(s string) bool { return nameRe().MatchString(s) }
 
-// encoder writes TOML: tables, and values inline.
+// encoder writes TOML: tables, and values inline. Its buffer is the text
+// Marshal returns, not copied: an import's file is tens of megabytes.
 type encoder struct {
-	b   strings.Builder
+	b   bytes.Buffer
 	err error
+}
+
+// comment writes text as comment lines (see File.Comment).
+func (e *encoder) comment(text string) {
+	if text == "" {
+		return
+	}
+	for _, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+		if line == "" {
+			e.b.WriteString("#\n")
+			continue
+		}
+		e.b.WriteString("# ")
+		e.b.WriteString(termsafe.Line(line))
+		e.b.WriteByte('\n')
+	}
 }
 
 func (e *encoder) table(name string) {

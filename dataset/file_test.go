@@ -29,7 +29,7 @@ func TestEncodeRoundTrips(t *testing.T) {
 		}}},
 	}
 	var b bytes.Buffer
-	if err := Encode(&b, d); err != nil {
+	if _, err := Encode(&b, "demo.toml", d); err != nil {
 		t.Fatal(err)
 	}
 	var got map[string]any
@@ -52,7 +52,7 @@ func TestEncodeRoundTrips(t *testing.T) {
 		t.Error("a control character was written raw")
 	}
 	var again bytes.Buffer
-	if err := Encode(&again, d); err != nil {
+	if _, err := Encode(&again, "demo.toml", d); err != nil {
 		t.Fatal(err)
 	}
 	if again.String() != b.String() {
@@ -61,7 +61,7 @@ func TestEncodeRoundTrips(t *testing.T) {
 }
 
 func TestEncodeRefusesBadNames(t *testing.T) {
-	if err := Encode(&bytes.Buffer{}, &File{Scenarios: []Scenario{{Name: "a b]"}}}); err == nil {
+	if _, err := Encode(&bytes.Buffer{}, "bad.toml", &File{Scenarios: []Scenario{{Name: "a b]"}}}); err == nil {
 		t.Fatal("a scenario name that is not a key was written")
 	}
 }
@@ -76,6 +76,7 @@ const hostile = "pay \u202eevil.example\u202c \u2066x\u2069 zero\u200bwidth \ufe
 // through, to the same values.
 func TestEncodeEscapesHostileText(t *testing.T) {
 	d := &File{
+		Comment:   "where it comes from: " + hostile + "\n[[cases]]\nid = \"injected\"\n\n" + hostile,
 		Benchmark: "hostile",
 		Meta:      Meta{Name: "hostile", Description: hostile, Reference: hostile},
 		Scenarios: []Scenario{{
@@ -92,7 +93,8 @@ func TestEncodeEscapesHostileText(t *testing.T) {
 		}}},
 	}
 	var b strings.Builder
-	if err := Encode(&b, d); err != nil {
+	ds, err := Encode(&b, "hostile.toml", d)
+	if err != nil {
 		t.Fatal(err)
 	}
 	for i, r := range b.String() {
@@ -100,9 +102,14 @@ func TestEncodeEscapesHostileText(t *testing.T) {
 			t.Fatalf("byte %d: %U written raw", i, r)
 		}
 	}
-	ds, err := Parse("hostile.toml", []byte(b.String()))
-	if err != nil {
-		t.Fatal(err)
+	// The comment's lines stay comments: the TOML in it starts no case.
+	for _, line := range strings.Split(b.String(), "\n")[:5] {
+		if !strings.HasPrefix(line, "#") {
+			t.Fatalf("a comment line is not a comment: %q\n%s", line, b.String())
+		}
+	}
+	if again, err := Parse("hostile.toml", []byte(b.String())); err != nil || len(again.Cases) != 1 || len(ds.Cases) != 1 {
+		t.Fatalf("read back: %v", err)
 	}
 	c := ds.Cases[0]
 	if ds.Description != hostile || c.Description != hostile || c.Reference != hostile || c.Config.Task != hostile ||

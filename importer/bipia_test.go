@@ -34,7 +34,7 @@ func benchGolden(t *testing.T, d *Dataset, id, golden string) {
 		}
 	}
 	var b bytes.Buffer
-	if err := dataset.Encode(&b, &one.File); err != nil {
+	if _, err := dataset.Encode(&b, "imported.toml", &one.File); err != nil {
 		t.Fatal(err)
 	}
 	goldenfile.Check(t, golden, b.Bytes())
@@ -46,7 +46,7 @@ func benchGolden(t *testing.T, d *Dataset, id, golden string) {
 func benchRun(t *testing.T, d *Dataset) []matrix.Result {
 	t.Helper()
 	var b bytes.Buffer
-	if err := dataset.Encode(&b, &d.File); err != nil {
+	if _, err := dataset.Encode(&b, "imported.toml", &d.File); err != nil {
 		t.Fatal(err)
 	}
 	ds, err := dataset.Parse("imported.toml", b.Bytes())

@@ -1,24 +1,29 @@
 package importer
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/pelletier/go-toml/v2"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/pikit-go/pikit/agent"
 	"github.com/pikit-go/pikit/dataset"
 	"github.com/pikit-go/pikit/internal/termsafe"
 )
 
 // hostileTail is what the test adds to every text of a benchmark's files:
-// bidi overrides and isolates, invisible characters, a terminal escape, a
-// C1 control and DEL.
-const hostileTail = " \u202eevil\u202c \u2066x\u2069 zero\u200bwidth\u2060 \ufeff \x1b[31mred \u009b \x7f end"
+// bidi overrides and isolates, invisible characters (zero width space,
+// word joiner, BOM), C0 controls (a terminal escape, NUL, backspace,
+// carriage return), C1 controls (NEL, CSI) and DEL.
+const hostileTail = " \u202eevil\u202c \u2066x\u2069 zero\u200bwidth\u2060 \ufeff \x1b[31mred \x00nul \x08bs \rcr \u0085nel \u009b \x7f end"
 
 // hostileText reports whether a string is a text a benchmark's author
 // wrote (words with spaces), not an id, a name, a choice an importer looks
@@ -141,7 +146,7 @@ func hostileYAML(n *yaml.Node) {
 	}
 }
 
-// strings collects every string in a value: a dataset file's values as the
+// stringsOf collects every string in a value: a dataset file's values as the
 // TOML decoder gives them, or a File's.
 func stringsOf(v any, out map[string]int) {
 	switch x := v.(type) {
@@ -204,11 +209,113 @@ func fileStrings(f *dataset.File) map[string]int {
 	return out
 }
 
+// loadedAsWritten says where a dataset as dataset.Parse loaded it differs
+// from the File written: the meta; each case's id, description, reference
+// and every key of its config (compared as JSON, where matrix.Config's
+// field names are the file's keys); and each scenario's texts, taint and
+// tools, whose outputs are asked of the loaded tools.
+func loadedAsWritten(f *dataset.File, ds *dataset.Dataset) error {
+	if ds.Name != f.Meta.Name || ds.Description != f.Meta.Description || ds.Reference != f.Meta.Reference {
+		return fmt.Errorf("meta read back as %q, %q, %q", ds.Name, ds.Description, ds.Reference)
+	}
+	if len(ds.Cases) != len(f.Cases) {
+		return fmt.Errorf("%d cases read back, %d written", len(ds.Cases), len(f.Cases))
+	}
+	asJSON := func(v any) any {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		var out any
+		if err := json.Unmarshal(b, &out); err != nil {
+			return err
+		}
+		return out
+	}
+	scenarios := map[string]*agent.Scenario{}
+	for i, want := range f.Cases {
+		got := ds.Cases[i]
+		if got.ID != want.ID || got.Description != want.Description || got.Reference != want.Reference {
+			return fmt.Errorf("case %d: read back as %q, %q, %q; written %q, %q, %q", i, got.ID, got.Description, got.Reference, want.ID, want.Description, want.Reference)
+		}
+		cfg := asJSON(got.Config).(map[string]any)
+		keys := want.Config
+		if _, set := keys["benchmark"]; !set && f.Benchmark != "" {
+			keys = map[string]any{"benchmark": f.Benchmark}
+			for k, v := range want.Config {
+				keys[k] = v
+			}
+		}
+		for k, v := range keys {
+			if g, w := cfg[k], asJSON(v); !reflect.DeepEqual(g, w) {
+				return fmt.Errorf("case %q: %s read back as %#v, written %#v", want.ID, k, g, w)
+			}
+		}
+		for name, sc := range got.Config.Scenarios {
+			scenarios[name] = sc
+		}
+	}
+	for _, want := range f.Scenarios {
+		got := scenarios[want.Name]
+		if got == nil {
+			continue // no case names it
+		}
+		mode := want.Taint.Mode
+		if mode == "" {
+			mode = agent.TaintReplace
+		}
+		var also []dataset.Spot
+		for _, sp := range got.TaintAlso {
+			also = append(also, dataset.Spot{Tool: sp.Tool, Marker: sp.Marker, Clean: sp.Clean})
+		}
+		if got.Description != want.Description || got.System != want.System || got.UserMessage != want.UserMessage || got.Channel != want.Channel ||
+			got.TaintPoint != want.Taint.Tool || got.TaintCall != want.Taint.Call || got.TaintMode != mode ||
+			got.TaintMarker != want.Taint.Marker || got.TaintClean != want.Taint.Clean ||
+			!reflect.DeepEqual(also, want.Taint.Also) || !reflect.DeepEqual(asJSON(got.TaintArgs), asJSON(want.Taint.Args)) {
+			return fmt.Errorf("scenario %q read back as %+v", want.Name, got)
+		}
+		if len(got.Tools) != len(want.Tools) {
+			return fmt.Errorf("scenario %q: %d tools read back, %d written", want.Name, len(got.Tools), len(want.Tools))
+		}
+		for i, wt := range want.Tools {
+			gt := got.Tools[i]
+			if gt.Name != wt.Name || gt.Description != wt.Description || gt.Sink != wt.Sink {
+				return fmt.Errorf("scenario %q: tool %q read back as %q, %q", want.Name, wt.Name, gt.Name, gt.Description)
+			}
+			// The tool's outputs, asked of the loaded tool: a template
+			// with each placeholder given as itself, each datum by its
+			// key, a fixed output (or a sink's confirmation) as it is.
+			outputs := map[string]map[string]any{}
+			switch {
+			case wt.Template != "":
+				args := map[string]any{}
+				for _, p := range gt.Params {
+					args[p.Name] = "{" + p.Name + "}"
+				}
+				outputs[wt.Template] = args
+			case wt.ByArg != "":
+				for k, v := range wt.Data {
+					outputs[v] = map[string]any{wt.ByArg: k}
+				}
+			case wt.Output != "":
+				outputs[wt.Output] = nil
+			}
+			for out, args := range outputs {
+				if g := gt.Output(args); g != out {
+					return fmt.Errorf("scenario %q: tool %q answers %q, written %q", want.Name, wt.Name, g, out)
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // TestHostileImportsRoundTrip (issue 24): every importer, given its
 // fixture with bidi, invisible and control characters added to every text,
-// produces a dataset file in which no such character is written raw, that
-// loads through the parser users' files go through, and whose every text
-// reads back as the importer gave it.
+// produces a dataset file (dataset.Encode, as pikit import writes it) in
+// which no such character is written raw, that loads through the parser
+// users' files go through, and whose every value reads back as the
+// importer gave it.
 func TestHostileImportsRoundTrip(t *testing.T) {
 	for _, tc := range []struct{ name, fixture string }{
 		{"agentdojo", "testdata/agentdojo"},
@@ -237,18 +344,22 @@ func TestHostileImportsRoundTrip(t *testing.T) {
 			if hostile == 0 {
 				t.Fatal("no text of the import holds the hostile characters: the test exercises nothing")
 			}
-			text, err := dataset.Marshal(&d.File)
+			var b bytes.Buffer
+			ds, err := dataset.Encode(&b, tc.name+".toml", &d.File)
 			if err != nil {
-				t.Fatal(err)
+				t.Fatalf("the written file does not load: %v", err)
 			}
+			text := b.Bytes()
 			for i, r := range string(text) {
 				if r != '\n' && termsafe.Unsafe(r) {
 					t.Fatalf("byte %d: %U written raw", i, r)
 				}
 			}
-			if _, err := dataset.Parse(tc.name+".toml", text); err != nil {
-				t.Fatalf("the written file does not load: %v", err)
+			if err := loadedAsWritten(&d.File, ds); err != nil {
+				t.Fatal(err)
 			}
+			// Every text, including those in tables the loader keeps as
+			// JSON (tool parameters), is in the file as it was given.
 			var tree map[string]any
 			if err := toml.Unmarshal(text, &tree); err != nil {
 				t.Fatal(err)

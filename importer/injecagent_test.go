@@ -70,7 +70,7 @@ func runObedient(t *testing.T, d *Dataset) map[string][]matrix.Result {
 func runOn(t *testing.T, d *Dataset, target string) map[string][]matrix.Result {
 	t.Helper()
 	var b bytes.Buffer
-	if err := dataset.Encode(&b, &d.File); err != nil {
+	if _, err := dataset.Encode(&b, "imported.toml", &d.File); err != nil {
 		t.Fatal(err)
 	}
 	ds, err := dataset.Parse("imported.toml", b.Bytes())
@@ -172,7 +172,7 @@ func TestInjecAgentFixture(t *testing.T) {
 func writeTOML(t *testing.T, d *Dataset) []byte {
 	t.Helper()
 	var b bytes.Buffer
-	if err := dataset.Encode(&b, &d.File); err != nil {
+	if _, err := dataset.Encode(&b, "imported.toml", &d.File); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()
@@ -547,7 +547,7 @@ func TestInjecAgentFullSize(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	if err := dataset.Encode(&b, &d.File); err != nil {
+	if _, err := dataset.Encode(&b, "imported.toml", &d.File); err != nil {
 		t.Fatal(err)
 	}
 	if len(d.Cases) != 1054 || len(d.Scenarios) != 1054 {
@@ -570,7 +570,7 @@ func BenchmarkInjecAgentFullSize(b *testing.B) {
 			b.Fatal(err)
 		}
 		var buf bytes.Buffer
-		if err := dataset.Encode(&buf, &d.File); err != nil {
+		if _, err := dataset.Encode(&buf, "imported.toml", &d.File); err != nil {
 			b.Fatal(err)
 		}
 		imported := time.Since(start)

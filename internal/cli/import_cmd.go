@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -103,20 +104,19 @@ func runImport(streams IO, o *importOptions, kind, path string) error {
 	if ds.Benchmark == "" {
 		ds.Benchmark = kind
 	}
-	text, err := dataset.Marshal(&ds.File)
-	if err != nil {
-		return fmt.Errorf("%s: %w", kind, err)
-	}
-	// Only the counts and what was left out are needed from here: let the
-	// importer's values go before the file is parsed back.
+	// What import writes, dataset run must read: Encode loads it back
+	// before a byte is written. Only the counts and what was left out are
+	// needed after it, and ds is not used past the call, so Encode, the
+	// last user of the importer's values, lets them go before it parses
+	// the text back; the parsed dataset goes once its cases are counted.
 	scenarios, leftOut := len(ds.Scenarios), ds.LeftOut
-	ds = nil
-	// What import writes, dataset run must read: load it back first.
-	loaded, err := dataset.Parse(o.Output, text)
+	var text bytes.Buffer
+	loaded, err := dataset.Encode(&text, o.Output, &ds.File)
 	if err != nil {
-		return fmt.Errorf("%s: the dataset made from %s does not load (a bug in the importer; please report it): %w", kind, path, err)
+		return fmt.Errorf("%s: the dataset made from %s is not written (a bug in the importer; please report it): %w", kind, path, err)
 	}
-	if err := writeFileAtomic(o.Output, func(w io.Writer) error { _, err := w.Write(text); return err }); err != nil {
+	cases := len(loaded.Cases)
+	if err := writeFileAtomic(o.Output, func(w io.Writer) error { _, err := w.Write(text.Bytes()); return err }); err != nil {
 		return fmt.Errorf("writing %s: %w", o.Output, err)
 	}
 	const shown = 10
@@ -131,6 +131,6 @@ func runImport(streams IO, o *importOptions, kind, path string) error {
 	if n := len(leftOut); n > 0 {
 		left = fmt.Sprintf(" (%d left out)", n)
 	}
-	fmt.Fprintf(streams.ErrOut, "%s: %d scenarios, %d cases%s from %s\nrun it: pikit dataset run %s\n", o.Output, scenarios, len(loaded.Cases), left, path, o.Output)
+	fmt.Fprintf(streams.ErrOut, "%s: %d scenarios, %d cases%s from %s\nrun it: pikit dataset run %s\n", o.Output, scenarios, cases, left, path, o.Output)
 	return nil
 }
