@@ -18,41 +18,49 @@ type anthropicFormat struct{}
 
 func (anthropicFormat) name() string { return "anthropic_messages" }
 
-func (anthropicFormat) parseRequest(body map[string]any) request {
-	req := request{calls: map[string]target.ToolCall{}, model: str(body, "model"), system: text(body["system"])}
-	req.stream, _ = body["stream"].(bool)
-	for _, it := range list(body, "messages") {
-		m, ok := it.(map[string]any)
-		if !ok {
+// The keys of a message, and of a content block, that parseRequest reads
+// (a tool_result's content is read where it is rewritten).
+var (
+	anthropicMessageKeys = []string{"role", "content"}
+	anthropicBlockKeys   = []string{"type", "text", "id", "name", "input", "tool_use_id"}
+)
+
+func (anthropicFormat) parseRequest(body object) request {
+	req := request{calls: map[string]target.ToolCall{}, model: body.get("model").str(), system: text(body.get("system").decode())}
+	req.stream = body.get("stream").isTrue()
+	for it := range body.get("messages").elems() {
+		m := it.object()
+		if !m.ok() {
 			continue
 		}
-		role := str(m, "role")
-		if s, ok := m["content"].(string); ok {
+		var v [2]value
+		m.find(anthropicMessageKeys, v[:])
+		role, content := v[0].str(), v[1]
+		if content.kind() == '"' {
 			if role == "user" && req.user == "" {
-				req.user = s
+				req.user = content.str()
 			}
 			continue
 		}
-		for _, b := range list(m, "content") {
-			block, ok := b.(map[string]any)
-			if !ok {
+		for b := range content.elems() {
+			block := b.object()
+			if !block.ok() {
 				continue
 			}
-			switch str(block, "type") {
+			var v [6]value
+			block.find(anthropicBlockKeys, v[:])
+			typ, txt, useID, name, input, resultID := v[0].str(), v[1], v[2], v[3], v[4], v[5]
+			switch typ {
 			case "text":
 				if role == "user" && req.user == "" {
-					req.user = str(block, "text")
+					req.user = txt.str()
 				}
 			case "tool_use":
-				id := str(block, "id")
-				req.calls[id] = target.ToolCall{ID: id, Name: str(block, "name"), Arguments: rawArgs(block["input"])}
+				id := useID.str()
+				req.calls[id] = target.ToolCall{ID: id, Name: name.str(), Arguments: input.args()}
 			case "tool_result":
-				id := str(block, "tool_use_id")
-				req.results = append(req.results, toolResult{
-					callID: id, name: req.calls[id].Name, text: text(block["content"]),
-					content: block["content"], partType: "text",
-					set: func(v any) { block["content"] = v },
-				})
+				id := resultID.str()
+				req.results = append(req.results, resultIn(block, "content", id, req.calls[id].Name, "text"))
 			}
 		}
 	}

@@ -5,17 +5,29 @@ package proxy
 //
 //	go test ./proxy -run '^$' -bench . -benchmem
 //	go test ./proxy -run '^$' -bench Latency -benchtime 3000x
+//	go test ./proxy -run '^$' -bench LatencyProcess -benchtime 3000x -count 3
 //
 // Each Benchmark*/direct calls the fake upstream itself, and */proxy the
 // same through a proxy session: the difference is the proxy's cost.
+// BenchmarkProxyLatencyProcess runs the upstream as a process of its own
+// (this test binary, see upstreamMain), so that its work does not share a
+// Go runtime, a scheduler and a garbage collector with the proxy's.
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -43,6 +55,16 @@ var benchCases = []benchCase{
 	{"anthropic-stream", "anthropic", true, "sink", 0},
 	{"chat-50KB", "chat", false, "sink", 50 << 10},
 	{"anthropic-50KB", "anthropic", false, "sink", 50 << 10},
+	{"responses-50KB", "responses", false, "sink", 50 << 10},
+}
+
+// processCases are what BenchmarkProxyLatencyProcess times: a second turn
+// after 50 KB of history, in each format, and streamed.
+var processCases = []benchCase{
+	{"chat-50KB", "chat", false, "sink", 50 << 10},
+	{"chat-stream-50KB", "chat", true, "sink", 50 << 10},
+	{"responses-50KB", "responses", false, "sink", 50 << 10},
+	{"anthropic-50KB", "anthropic", false, "sink", 50 << 10},
 }
 
 // earlier returns turns of an earlier conversation, about n bytes of them.
@@ -65,11 +87,11 @@ type benchSetup struct {
 	direct, proxy string
 	client        *http.Client
 	srv           *Server
+	session       *Session
 }
 
 func newBench(b *testing.B, c benchCase) *benchSetup {
 	b.Helper()
-	w := wireNamed(c.wire)
 	answer := fixture(b, c.wire, c.answer, c.stream)
 	chunks := sseChunks(answer)
 	up := newUpstream(b, func(rw http.ResponseWriter, _ *http.Request, _ int, _ []byte) {
@@ -80,19 +102,36 @@ func newBench(b *testing.B, c benchCase) *benchSetup {
 		writeWhole(rw, answer)
 	})
 	up.forget()
-	srv, hs := newProxy(b, w.upstreamBase(up.URL))
-	mustOpen(b, srv, "bench", newDrive(w.spec), sinkRules())
+	return benchAt(b, c, up.URL)
+}
+
+// benchAt sets up c against the upstream at upURL, which answers c's
+// requests.
+func benchAt(b *testing.B, c benchCase, upURL string) *benchSetup {
+	b.Helper()
+	w := wireNamed(c.wire)
+	srv, hs := newProxy(b, w.upstreamBase(upURL))
+	s := mustOpen(b, srv, "bench", newDrive(w.spec), sinkRules())
 	return &benchSetup{
+		session: s,
 		body: w.encode(w.model, c.stream, append(earlier(c.history),
 			msg{role: "user", text: userText},
 			msg{role: "assistant", calls: []call{{"call_1", "read_inbox", `{"folder": "inbox"}`}}},
 			msg{role: "tool", callID: "call_1", name: "read_inbox", text: inboxText},
 		)),
-		direct: up.URL + w.upPath,
+		direct: upURL + w.upPath,
 		proxy:  w.baseFor(hs.URL, "bench") + w.agentPath,
-		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 128}},
+		client: benchClient(),
 		srv:    srv,
 	}
+}
+
+// benchClient is the agent's client. Its write buffer holds a 50 KB
+// body whole: with net/http's default (4 KB) each body sent would leave
+// 32 KB of garbage (its copy buffer) in this process, where the proxy
+// runs too, and the agent's garbage is not the proxy's cost.
+func benchClient() *http.Client {
+	return &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 128, WriteBufferSize: 128 << 10}}
 }
 
 // do sends the request and reads the whole answer.
@@ -156,25 +195,170 @@ func percentile(d []time.Duration, q float64) float64 {
 // -benchtime 3000x.
 func BenchmarkProxyLatency(b *testing.B) {
 	for _, c := range benchCases {
+		b.Run(c.name, func(b *testing.B) { latency(b, newBench(b, c)) })
+	}
+}
+
+// BenchmarkProxyLatencyProcess is BenchmarkProxyLatency against an
+// upstream that is a process of its own, with the history of an agent's
+// later turns (50 KB): a net/http client in this process sends each
+// request to that upstream directly and through a proxy in this process.
+// "p99-µs" is the latency the proxy adds at the 99th percentile.
+func BenchmarkProxyLatencyProcess(b *testing.B) {
+	// The collector as pikit sets it for every command (tuneGC in
+	// internal/cli), here and in the upstream process.
+	defer debug.SetGCPercent(debug.SetGCPercent(800))
+	upURL := startUpstream(b)
+	// The floor: what any proxy in this process adds, a reverse proxy of
+	// Go's own library that reads nothing, in front of the same upstream.
+	b.Run("floor-reverseproxy-chat-50KB", func(b *testing.B) {
+		u, err := url.Parse(upURL)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rp := httputil.NewSingleHostReverseProxy(u)
+		rp.Transport = upstreamTransport()
+		hs := httptest.NewServer(rp)
+		b.Cleanup(hs.Close)
+		s := benchAt(b, processCases[0], upURL)
+		s.proxy = hs.URL + wireNamed(processCases[0].wire).upPath
+		latency(b, s)
+	})
+	for _, c := range processCases {
 		b.Run(c.name, func(b *testing.B) {
-			s := newBench(b, c)
-			s.do(b, s.direct)
-			s.do(b, s.proxy)
-			var direct, via []time.Duration
-			b.ResetTimer()
-			for b.Loop() {
-				start := time.Now()
-				s.do(b, s.direct)
-				mid := time.Now()
-				s.do(b, s.proxy)
-				direct, via = append(direct, mid.Sub(start)), append(via, time.Since(mid))
+			s := benchAt(b, c, upURL)
+			latency(b, s)
+			// The timed requests must have been rewritten, not passed
+			// through: the proxy's cost is in reading and rewriting.
+			if tr := s.session.Trace(); !tr.TaintDelivered || s.session.Passed() != 0 {
+				b.Fatalf("the proxy did not rewrite the requests: delivered %v, passed %d", tr.TaintDelivered, s.session.Passed())
 			}
-			b.ReportMetric(percentile(via, 0.50)-percentile(direct, 0.50), "p50-µs")
-			b.ReportMetric(percentile(via, 0.99)-percentile(direct, 0.99), "p99-µs")
-			b.ReportMetric(percentile(direct, 0.50), "direct-p50-µs")
-			b.ReportMetric(percentile(direct, 0.99), "direct-p99-µs")
 		})
 	}
+}
+
+// latency times s's request direct and through the proxy in turn (so that
+// whatever else the machine does falls on both alike) and reports the
+// difference of their percentiles.
+func latency(b *testing.B, s *benchSetup) {
+	s.do(b, s.direct)
+	s.do(b, s.proxy)
+	var direct, via []time.Duration
+	b.ResetTimer()
+	for b.Loop() {
+		start := time.Now()
+		s.do(b, s.direct)
+		mid := time.Now()
+		s.do(b, s.proxy)
+		direct, via = append(direct, mid.Sub(start)), append(via, time.Since(mid))
+	}
+	b.ReportMetric(percentile(via, 0.50)-percentile(direct, 0.50), "p50-µs")
+	b.ReportMetric(percentile(via, 0.99)-percentile(direct, 0.99), "p99-µs")
+	b.ReportMetric(percentile(direct, 0.50), "direct-p50-µs")
+	b.ReportMetric(percentile(direct, 0.99), "direct-p99-µs")
+	b.ReportMetric(float64(len(s.body))/1024, "body-KB")
+}
+
+// envUpstream makes the test binary a model API (see TestMain): the
+// upstream process of BenchmarkProxyLatencyProcess.
+const envUpstream = "PIKIT_PROXY_TEST_UPSTREAM"
+
+// startUpstream runs the test binary as a model API (upstreamMain) and
+// returns its URL. The process ends when the benchmark does: it exits
+// when its stdin closes.
+func startUpstream(b *testing.B) string {
+	b.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), envUpstream+"=1")
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		in.Close()
+		cmd.Wait()
+	})
+	addr, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		b.Fatalf("the upstream process did not start: %v", err)
+	}
+	return "http://" + strings.TrimSpace(addr)
+}
+
+// upstreamMain serves testdata's sink answers, in the format the path
+// names, whole or streamed as the request asks, at once. It prints its
+// address, and exits when its stdin closes.
+func upstreamMain() int {
+	debug.SetGCPercent(800)
+	type answer struct {
+		whole  []byte
+		chunks [][]byte
+	}
+	answers := map[string]answer{}
+	for _, w := range wires {
+		whole, err := os.ReadFile(filepath.Join("testdata", w.name, "sink.json"))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		sse, err := os.ReadFile(filepath.Join("testdata", w.name, "sink.sse"))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		answers[w.upPath] = answer{whole, sseChunks(sse)}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	go func() {
+		io.Copy(io.Discard, os.Stdin)
+		os.Exit(0)
+	}()
+	fmt.Println(ln.Addr())
+	// Bodies are read into buffers used again: the upstream's garbage
+	// would have its collector run every few requests, adding noise to
+	// both paths.
+	bufs := sync.Pool{New: func() any { return new(bytes.Buffer) }}
+	http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		buf := bufs.Get().(*bytes.Buffer)
+		defer bufs.Put(buf)
+		buf.Reset()
+		_, err := buf.ReadFrom(r.Body)
+		a, ok := answers[r.URL.Path]
+		if err != nil || !ok {
+			http.Error(w, "no such model API", http.StatusNotFound)
+			return
+		}
+		// Not a JSON decoding: the upstream's own reading of the body
+		// is the same on both paths, and kept small so as to add little
+		// noise to them.
+		if !bytes.Contains(buf.Bytes(), []byte(`"stream":true`)) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(a.whole)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
+		for _, c := range a.chunks {
+			w.Write(c)
+			w.(http.Flusher).Flush()
+		}
+	}))
+	return 1
 }
 
 // BenchmarkProxyMemory64Streams holds 64 streamed sessions open at once,

@@ -16,36 +16,38 @@ type chatFormat struct{}
 
 func (chatFormat) name() string { return "openai_chat" }
 
-func (chatFormat) parseRequest(body map[string]any) request {
-	req := request{calls: map[string]target.ToolCall{}, model: str(body, "model")}
-	req.stream, _ = body["stream"].(bool)
-	for _, it := range list(body, "messages") {
-		m, ok := it.(map[string]any)
-		if !ok {
+// chatMessageKeys are the keys of a message parseRequest reads.
+var chatMessageKeys = []string{"role", "content", "tool_calls"}
+
+func (chatFormat) parseRequest(body object) request {
+	req := request{calls: map[string]target.ToolCall{}, model: body.get("model").str()}
+	req.stream = body.get("stream").isTrue()
+	for it := range body.get("messages").elems() {
+		m := it.object()
+		if !m.ok() {
 			continue
 		}
-		switch str(m, "role") {
+		var v [3]value
+		m.find(chatMessageKeys, v[:])
+		role, content, toolCalls := v[0], v[1], v[2]
+		switch role.str() {
 		case "system", "developer":
-			req.system = joinText(req.system, text(m["content"]))
+			req.system = joinText(req.system, text(content.decode()))
 		case "user":
 			if req.user == "" {
-				req.user = text(m["content"])
+				req.user = text(content.decode())
 			}
 		case "assistant":
-			for _, c := range list(m, "tool_calls") {
-				cm, _ := c.(map[string]any)
-				fn := obj(cm, "function")
-				if id := str(cm, "id"); id != "" {
-					req.calls[id] = target.ToolCall{ID: id, Name: str(fn, "name"), Arguments: rawArgs(fn["arguments"])}
+			for c := range toolCalls.elems() {
+				cm := c.object()
+				fn := cm.get("function").object()
+				if id := cm.get("id").str(); id != "" {
+					req.calls[id] = target.ToolCall{ID: id, Name: fn.get("name").str(), Arguments: fn.get("arguments").args()}
 				}
 			}
 		case "tool":
-			id := str(m, "tool_call_id")
-			req.results = append(req.results, toolResult{
-				callID: id, name: req.calls[id].Name, text: text(m["content"]),
-				content: m["content"], partType: "text",
-				set: func(v any) { m["content"] = v },
-			})
+			id := m.get("tool_call_id").str()
+			req.results = append(req.results, resultIn(m, "content", id, req.calls[id].Name, "text"))
 		}
 	}
 	return req

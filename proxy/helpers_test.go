@@ -42,6 +42,9 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(envAgent); spec != "" {
 		os.Exit(agentMain(spec))
 	}
+	if os.Getenv(envUpstream) != "" {
+		os.Exit(upstreamMain())
+	}
 	os.Exit(m.Run())
 }
 

@@ -24,12 +24,13 @@ func ModelHandler(t target.Target) http.Handler {
 			apiError(w, http.StatusBadRequest, "reading the request failed or it is over the size limit")
 			return
 		}
-		m, err := decode(body)
+		o, err := parseJSON(body)
 		if err != nil {
 			apiError(w, http.StatusBadRequest, "the request body is not a JSON object: "+err.Error())
 			return
 		}
-		req := f.parseRequest(m)
+		req := f.parseRequest(o)
+		m, _ := decode(body) // parseJSON checked it
 		resp, err := t.Chat(r.Context(), nameResults(f.toRequest(m)))
 		if err != nil {
 			apiError(w, http.StatusBadGateway, err.Error())

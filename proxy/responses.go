@@ -16,37 +16,41 @@ type responsesFormat struct{}
 
 func (responsesFormat) name() string { return "openai_responses" }
 
-func (responsesFormat) parseRequest(body map[string]any) request {
-	req := request{calls: map[string]target.ToolCall{}, model: str(body, "model"), system: str(body, "instructions")}
-	req.stream, _ = body["stream"].(bool)
-	if s, ok := body["input"].(string); ok {
-		req.user = s
+// responsesItemKeys are the keys of an input item parseRequest reads
+// (a function_call_output's output is read where it is rewritten).
+var responsesItemKeys = []string{"type", "call_id", "name", "arguments", "role", "content"}
+
+func (responsesFormat) parseRequest(body object) request {
+	req := request{calls: map[string]target.ToolCall{}, model: body.get("model").str(), system: body.get("instructions").str()}
+	req.stream = body.get("stream").isTrue()
+	input := body.get("input")
+	if input.kind() == '"' {
+		req.user = input.str()
 		return req
 	}
-	for _, it := range list(body, "input") {
-		m, ok := it.(map[string]any)
-		if !ok {
+	for it := range input.elems() {
+		m := it.object()
+		if !m.ok() {
 			continue
 		}
-		switch typ := str(m, "type"); {
+		var v [6]value
+		m.find(responsesItemKeys, v[:])
+		typ, callID, name, args, role, content := v[0].str(), v[1], v[2], v[3], v[4], v[5]
+		switch {
 		case typ == "function_call":
-			id := str(m, "call_id")
-			req.calls[id] = target.ToolCall{ID: id, Name: str(m, "name"), Arguments: rawArgs(m["arguments"])}
+			id := callID.str()
+			req.calls[id] = target.ToolCall{ID: id, Name: name.str(), Arguments: args.args()}
 		case typ == "function_call_output":
-			id := str(m, "call_id")
-			req.results = append(req.results, toolResult{
-				callID: id, name: req.calls[id].Name, text: text(m["output"]),
-				content: m["output"], partType: "input_text",
-				set: func(v any) { m["output"] = v },
-			})
+			id := callID.str()
+			req.results = append(req.results, resultIn(m, "output", id, req.calls[id].Name, "input_text"))
 		case typ == "" || typ == "message":
-			switch str(m, "role") {
+			switch role.str() {
 			case "user":
 				if req.user == "" {
-					req.user = text(m["content"])
+					req.user = text(content.decode())
 				}
 			case "system", "developer":
-				req.system = joinText(req.system, text(m["content"]))
+				req.system = joinText(req.system, text(content.decode()))
 			}
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -55,7 +56,8 @@ type Server struct {
 	BaseURL string
 	// Client sends requests upstream; nil means a client without a
 	// timeout (streams last as long as the model writes), whose transport
-	// is http.DefaultTransport's. Its CheckRedirect is not used: the proxy
+	// is http.DefaultTransport's with room for concurrent agents
+	// (upstreamTransport). Its CheckRedirect is not used: the proxy
 	// follows no redirect (an upstream's 3xx goes to the agent as it is).
 	Client *http.Client
 	// Claim, when set, gives a session id the proxy has not seen a cell:
@@ -205,18 +207,20 @@ func (srv *Server) handle(w http.ResponseWriter, r *http.Request) {
 }
 
 func (srv *Server) serve(w http.ResponseWriter, r *http.Request, s *Session, rest string) {
-	body, status, msg := srv.readBody(w, r)
+	held := newHeldBody()
+	defer held.release()
+	status, msg := srv.readBody(w, r, held.buf)
 	if status != 0 {
 		s.refuse(status, msg)
 		apiError(w, status, msg)
 		return
 	}
 	f := formatFor(r.Method, rest)
-	var decoded map[string]any
+	body := [][]byte{held.buf.Bytes()}
 	var req request
 	var unread error // a model request whose body is not JSON
 	if f != nil {
-		body, decoded, req, unread = s.rewrite(f, body, s.up.model)
+		body, req, unread = s.rewrite(f, held.buf.Bytes(), s.up.model)
 	}
 	if unread != nil && s.up.base == nil {
 		// Nothing upstream to pass it to: the agent is told.
@@ -233,24 +237,82 @@ func (srv *Server) serve(w http.ResponseWriter, r *http.Request, s *Session, res
 			apiError(w, http.StatusNotFound, fmt.Sprintf("pikit proxy answers %s %s only through an upstream; with the offline target %s it serves POST …/chat/completions, …/responses and …/messages", r.Method, rest, s.drive.Cell.Config.TargetSpec))
 			return
 		}
-		if status := srv.forward(w, r, s, rest, body, nil); unread != nil && status >= 400 {
+		if status := srv.forward(w, r, s, rest, held, body, nil); unread != nil && status >= 400 {
 			s.unread(unread.Error(), status)
 		}
 		return
 	}
 	srv.requests.Add(1)
 	if s.up.base == nil {
-		srv.answer(w, r, s, f, decoded, req)
+		srv.answer(w, r, s, f, bytes.Join(body, nil), req)
 		return
 	}
-	srv.forward(w, r, s, rest, body, f)
+	srv.forward(w, r, s, rest, held, body, f)
+}
+
+// bodies are buffers that request bodies are read into, used again once
+// a request is done with its own: at 50 KB of history a body is the
+// largest allocation of a request, and the garbage of one per request
+// had the collector run often enough to show in the latency the proxy
+// adds (at the 99th percentile). Buffers over maxPooledBody are not kept.
+var bodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+const maxPooledBody = 2 << 20
+
+// heldBody is the buffer a request body was read into, held until the
+// handler and every body given to net/http to send upstream are done
+// with it: net/http may read and close a body after Do returns (an
+// upstream can answer before it has read the request), and asks for a
+// new one (GetBody) to retry a request.
+type heldBody struct {
+	buf  *bytes.Buffer
+	refs atomic.Int32
+}
+
+// newHeldBody takes a buffer, held by the caller.
+func newHeldBody() *heldBody {
+	h := &heldBody{buf: bodies.Get().(*bytes.Buffer)}
+	h.buf.Reset()
+	h.refs.Store(1)
+	return h
+}
+
+func (h *heldBody) hold() { h.refs.Add(1) }
+
+// release lets go of the buffer; the last to let go gives it back.
+func (h *heldBody) release() {
+	if h.refs.Add(-1) == 0 && h.buf.Cap() <= maxPooledBody {
+		bodies.Put(h.buf)
+	}
+}
+
+// upBody is a request body sent upstream: the pieces of a rewritten body
+// (see jsonBody.pieces) read in turn. Closing it lets go of the buffer
+// they are in.
+type upBody struct {
+	pieces net.Buffers
+	held   *heldBody
+	closed atomic.Bool
+}
+
+func (b *upBody) Read(p []byte) (int, error) { return b.pieces.Read(p) }
+
+// WriteTo writes the pieces to w: net/http copies a body with io.Copy,
+// which would otherwise take a 32 KB buffer for every request it sends.
+func (b *upBody) WriteTo(w io.Writer) (int64, error) { return b.pieces.WriteTo(w) }
+
+func (b *upBody) Close() error {
+	if b.closed.CompareAndSwap(false, true) {
+		b.held.release()
+	}
+	return nil
 }
 
 // setup makes, once, what the server needs beside its fields: the client
 // that sends requests upstream and the slots for reading large bodies.
 func (srv *Server) setup() {
 	srv.once.Do(func() {
-		c := &http.Client{}
+		c := &http.Client{Transport: upstreamTransport()}
 		if srv.Client != nil {
 			*c = *srv.Client
 		}
@@ -262,11 +324,27 @@ func (srv *Server) setup() {
 	})
 }
 
-// readBody reads a request body within the body deadline, and returns it,
-// or the status and message of the error to answer with. A body its
+// upstreamTransport is http.DefaultTransport's transport with more
+// connections kept open to an upstream (agents run cells concurrently,
+// and the default keeps two) and a write buffer that holds a long
+// history whole: net/http copies a larger body through a 32 KB buffer it
+// allocates for each request.
+func upstreamTransport() http.RoundTripper {
+	t, ok := http.DefaultTransport.(*http.Transport)
+	if !ok {
+		return http.DefaultTransport
+	}
+	t = t.Clone()
+	t.MaxIdleConnsPerHost = 64
+	t.WriteBufferSize = 128 << 10
+	return t
+}
+
+// readBody reads a request body into buf within the body deadline, or
+// returns the status and message of the error to answer with. A body its
 // Content-Length says is too large is refused unread; past largeBody, a
 // body waits for a slot (largeBodies are read at once).
-func (srv *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, status int, msg string) {
+func (srv *Server) readBody(w http.ResponseWriter, r *http.Request, buf *bytes.Buffer) (status int, msg string) {
 	srv.setup()
 	defer func() {
 		if status != 0 {
@@ -277,7 +355,7 @@ func (srv *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte
 	}()
 	tooLarge := fmt.Sprintf("body over %d MiB", maxRequestBytes>>20)
 	if r.ContentLength > maxRequestBytes {
-		return nil, http.StatusRequestEntityTooLarge, tooLarge
+		return http.StatusRequestEntityTooLarge, tooLarge
 	}
 	timeout := srv.BodyTimeout
 	if timeout <= 0 {
@@ -299,15 +377,13 @@ func (srv *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte
 		}
 		return http.StatusBadRequest, "reading the request body: " + err.Error()
 	}
-	var buf bytes.Buffer
 	if r.ContentLength > 0 {
 		buf.Grow(int(min(r.ContentLength, largeBody+1)))
 	}
-	if _, err := io.CopyN(&buf, r.Body, largeBody+1); errors.Is(err, io.EOF) {
-		return buf.Bytes(), 0, ""
+	if _, err := io.CopyN(buf, r.Body, largeBody+1); errors.Is(err, io.EOF) {
+		return 0, ""
 	} else if err != nil {
-		status, msg := failed(err)
-		return nil, status, msg
+		return failed(err)
 	}
 	wait := time.NewTimer(time.Until(deadline))
 	defer wait.Stop()
@@ -315,21 +391,20 @@ func (srv *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte
 	case srv.large <- struct{}{}:
 		defer func() { <-srv.large }()
 	case <-wait.C:
-		return nil, http.StatusRequestTimeout, fmt.Sprintf("the request body did not come within %s (%d bodies over %d MiB were being read)", timeout, largeBodies, largeBody>>20)
+		return http.StatusRequestTimeout, fmt.Sprintf("the request body did not come within %s (%d bodies over %d MiB were being read)", timeout, largeBodies, largeBody>>20)
 	case <-r.Context().Done():
-		return nil, http.StatusBadRequest, "the agent went away"
+		return http.StatusBadRequest, "the agent went away"
 	}
 	if r.ContentLength > 0 {
 		buf.Grow(int(r.ContentLength) - buf.Len())
 	}
-	if _, err := io.Copy(&buf, io.LimitReader(r.Body, maxRequestBytes+1-int64(buf.Len()))); err != nil {
-		status, msg := failed(err)
-		return nil, status, msg
+	if _, err := io.Copy(buf, io.LimitReader(r.Body, maxRequestBytes+1-int64(buf.Len()))); err != nil {
+		return failed(err)
 	}
 	if buf.Len() > maxRequestBytes {
-		return nil, http.StatusRequestEntityTooLarge, tooLarge
+		return http.StatusRequestEntityTooLarge, tooLarge
 	}
-	return buf.Bytes(), 0, ""
+	return 0, ""
 }
 
 // checkOrigin refuses a request that a web page in the user's browser
@@ -387,11 +462,18 @@ func (srv *Server) ownHost(host string, local net.Addr) bool {
 }
 
 // answer has the session's own target answer (an offline target such as
-// mock:obedient), in the request's format.
-func (srv *Server) answer(w http.ResponseWriter, r *http.Request, s *Session, f format, decoded map[string]any, req request) {
+// mock:obedient), in the request's format, to the rewritten body.
+func (srv *Server) answer(w http.ResponseWriter, r *http.Request, s *Session, f format, body []byte, req request) {
 	t := s.drive.Target
 	if t == nil {
 		apiError(w, http.StatusBadGateway, "the session has no target to answer with")
+		return
+	}
+	// The whole body is decoded only here: a target answering offline
+	// reads all of it, and there is no upstream's latency to add to.
+	decoded, err := decode(body)
+	if err != nil {
+		apiError(w, http.StatusBadRequest, "the request body is not a JSON object: "+err.Error())
 		return
 	}
 	resp, err := t.Chat(r.Context(), nameResults(f.toRequest(decoded)))
@@ -453,10 +535,10 @@ func credentialHeader(k string) bool {
 	return false
 }
 
-// forward sends a request upstream and relays the answer, reading it when
-// f is set. It returns the upstream's status (502 when it could not be
-// reached).
-func (srv *Server) forward(w http.ResponseWriter, r *http.Request, s *Session, rest string, body []byte, f format) int {
+// forward sends a request upstream, its body in pieces in held's buffer,
+// and relays the answer, reading it when f is set. It returns the
+// upstream's status (502 when it could not be reached).
+func (srv *Server) forward(w http.ResponseWriter, r *http.Request, s *Session, rest string, held *heldBody, body [][]byte, f format) int {
 	u := *s.up.base
 	path := rest
 	if !s.up.anthropic {
@@ -473,10 +555,28 @@ func (srv *Server) forward(w http.ResponseWriter, r *http.Request, s *Session, r
 			u.RawQuery = q
 		}
 	}
-	out, err := http.NewRequestWithContext(r.Context(), r.Method, u.String(), bytes.NewReader(body))
+	size := 0
+	for _, p := range body {
+		size += len(p)
+	}
+	var empty io.Reader
+	if size == 0 {
+		empty = bytes.NewReader(nil)
+	}
+	out, err := http.NewRequestWithContext(r.Context(), r.Method, u.String(), empty)
 	if err != nil {
 		apiError(w, http.StatusBadGateway, err.Error())
 		return http.StatusBadGateway
+	}
+	if size > 0 {
+		// What NewRequest sets for a body it knows, with the pieces not
+		// copied into one; each body given to net/http holds the buffer.
+		send := func() *upBody {
+			held.hold()
+			return &upBody{pieces: slices.Clone(body), held: held}
+		}
+		out.Body, out.ContentLength = send(), int64(size)
+		out.GetBody = func() (io.ReadCloser, error) { return send(), nil }
 	}
 	for k, vs := range r.Header {
 		if !skipHeader(k, r.Header) && !credentialHeader(k) {

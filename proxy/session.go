@@ -158,17 +158,18 @@ func (s *Session) add(st agent.Step) int {
 }
 
 // rewrite reads a request of format f and rewrites its tool results. It
-// returns the body to send (body itself when nothing changed) and the
-// decoded request.
-func (s *Session) rewrite(f format, body []byte, model string) ([]byte, map[string]any, request, error) {
-	m, err := decode(body)
+// returns the body to send, in pieces to send in turn (body itself when
+// nothing changed; otherwise body with only the values it rewrote
+// changed, see rawjson.go), and what it read.
+func (s *Session) rewrite(f format, body []byte, model string) ([][]byte, request, error) {
+	m, err := parseJSON(body)
 	if err != nil {
-		return body, nil, request{}, fmt.Errorf("%s request body is not a JSON object: %w", f.name(), err)
+		return [][]byte{body}, request{}, fmt.Errorf("%s request body is not a JSON object: %w", f.name(), err)
 	}
 	req := f.parseRequest(m)
 	changed := false
 	if model != "" && req.model != model {
-		m["model"] = model
+		m.set("model", encode(model))
 		changed = true
 	}
 	s.mu.Lock()
@@ -210,9 +211,9 @@ func (s *Session) rewrite(f format, body []byte, model string) ([]byte, map[stri
 		}
 	}
 	if !changed {
-		return body, m, req, nil
+		return [][]byte{body}, req, nil
 	}
-	return encode(m), m, req, nil
+	return m.body.pieces(), req, nil
 }
 
 // decide works out what the model is given for a tool result it has not

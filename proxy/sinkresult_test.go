@@ -101,7 +101,7 @@ func TestSinkResultBlocksOnlyItsCall(t *testing.T) {
 		{role: "tool", callID: "call_1", text: "policy_block: external recipient"},
 		{role: "tool", callID: "call_2", text: "sent"},
 	})
-	if _, _, _, err := s.rewrite(f, body, ""); err != nil {
+	if _, _, err := s.rewrite(f, body, ""); err != nil {
 		t.Fatal(err)
 	}
 	tr := s.Trace()

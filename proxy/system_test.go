@@ -50,7 +50,7 @@ func TestSystemRecorded(t *testing.T) {
 			s := mustOpen(t, srv, "sys", offlineDrive(), sinkRules())
 			f := formatFor(http.MethodPost, tc.path)
 			for _, b := range tc.bodies {
-				if _, _, _, err := s.rewrite(f, mustJSON(b), ""); err != nil {
+				if _, _, err := s.rewrite(f, mustJSON(b), ""); err != nil {
 					t.Fatal(err)
 				}
 			}

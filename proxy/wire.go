@@ -18,9 +18,9 @@ import (
 // in the agent's own format.
 type format interface {
 	name() string
-	// parseRequest finds what the proxy reads and rewrites in a decoded
-	// request body.
-	parseRequest(body map[string]any) request
+	// parseRequest finds what the proxy reads and rewrites in a request
+	// body, decoding only that (see rawjson.go).
+	parseRequest(body object) request
 	// parseResponse reads a whole (non-streamed) answer.
 	parseResponse(body []byte) reply
 	// newStream returns a reader of a streamed answer's events.
@@ -55,10 +55,57 @@ type toolResult struct {
 	// content is the result as the agent sent it: a string, a list of
 	// parts (text, images, files), or nil.
 	content any
+	// parts are the bytes of each part of a list, as the agent sent
+	// them: a part the proxy does not rewrite goes upstream as they are.
+	parts [][]byte
 	// partType is the type of the format's text parts ("text",
 	// "input_text"), for a part the proxy adds.
 	partType string
 	set      func(any)
+}
+
+// resultIn reads the tool result that o holds under key (a tool message's
+// content, a function_call_output's output, a tool_result block's
+// content), to be rewritten in place.
+func resultIn(o object, key, callID, name, partType string) toolResult {
+	v := o.get(key)
+	r := toolResult{callID: callID, name: name, partType: partType}
+	if v.kind() == '[' {
+		// Each part on its own, to keep its bytes.
+		var parts []any
+		for p := range v.elems() {
+			parts = append(parts, p.decode())
+			r.parts = append(r.parts, p.raw())
+		}
+		r.content = parts
+	} else {
+		r.content = v.decode()
+	}
+	r.text = text(r.content)
+	r.set = func(c any) { o.set(key, encodeContent(c)) }
+	return r
+}
+
+// encodeContent writes a tool result's new content: a part kept as the
+// agent sent it (a json.RawMessage) is written as its bytes, the rest as
+// encode writes them.
+func encodeContent(c any) []byte {
+	parts, ok := c.([]any)
+	if !ok {
+		return encode(c)
+	}
+	out := []byte{'['}
+	for i, p := range parts {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		if raw, ok := p.(json.RawMessage); ok {
+			out = append(out, raw...)
+		} else {
+			out = append(out, encode(p)...)
+		}
+	}
+	return append(out, ']')
 }
 
 // replace makes the result's text read text instead of r.text. A string
@@ -90,14 +137,29 @@ func (r *toolResult) replace(text string) {
 		}
 	}
 	part := func(s string) any { return map[string]any{"type": typ, "text": s} }
+	// keep is a part that stays as it was: its bytes, when known.
+	keep := func(i int) any {
+		if i < len(r.parts) {
+			return json.RawMessage(r.parts[i])
+		}
+		return parts[i]
+	}
 	out := make([]any, 0, len(parts)+1)
+	keepAll := func() {
+		for i := range parts {
+			out = append(out, keep(i))
+		}
+	}
 	switch old := r.text; {
 	case old == "":
-		out = append(append(out, parts...), part(text))
+		keepAll()
+		out = append(out, part(text))
 	case strings.HasPrefix(text, old+"\n\n"):
-		out = append(append(out, parts...), part(text[len(old)+2:]))
+		keepAll()
+		out = append(out, part(text[len(old)+2:]))
 	case strings.HasSuffix(text, "\n\n"+old):
-		out = append(append(out, part(text[:len(text)-len(old)-2])), parts...)
+		out = append(out, part(text[:len(text)-len(old)-2]))
+		keepAll()
 	default:
 		for i, p := range parts {
 			switch {
@@ -107,7 +169,7 @@ func (r *toolResult) replace(text string) {
 				out = append(out, m)
 			case slices.Contains(texts[1:], i):
 			default:
-				out = append(out, p)
+				out = append(out, keep(i))
 			}
 		}
 	}
