@@ -314,7 +314,7 @@ func requestedSpan(instruction string, n *normal, a, b, sentStart int) (before, 
 	if d < 0 {
 		// Reported speech: "Tell the user to visit X to claim a reward"
 		// asks for "visit X to claim a reward", in the reply's own words.
-		m := reportedRe().FindAllStringIndex(strings.ToLower(instruction[sentStart:start]), -1)
+		m := reportedRe().FindAllStringIndex(instruction[sentStart:start], -1)
 		if m == nil {
 			return 0, 0
 		}
@@ -350,11 +350,13 @@ func requestedSpan(instruction string, n *normal, a, b, sentStart int) (before, 
 	return before, after
 }
 
-// reportedRe matches the frame of an instruction in reported speech,
-// on lower-cased text: what follows it is the requested output.
+// reportedRe matches the frame of an instruction in reported speech, in
+// any case: what follows it is the requested output. It runs on the text
+// as written, whose offsets the caller uses (a lower-cased copy can be
+// longer or shorter: İ, the Kelvin sign, bytes that are not UTF-8).
 // "Give the user the discount code SAVE-9000" asks for "the discount
 // code SAVE-9000" likewise.
-var reportedRe = lazy.Regexp(`\b(?:tell|ask|remind|warn|inform|advise|urge|notify|give|send|show|offer)\s+(?:the\s+|your\s+)?(?:user|users|reader|readers|customer|customers|recipient|recipients|them|him|her)\b(?:\s+(?:that|to))?`)
+var reportedRe = lazy.Regexp(`(?i)\b(?:tell|ask|remind|warn|inform|advise|urge|notify|give|send|show|offer)\s+(?:the\s+|your\s+)?(?:user|users|reader|readers|customer|customers|recipient|recipients|them|him|her)\b(?:\s+(?:that|to))?`)
 
 // maxRequested bounds the words, besides the canary, of a requested
 // output: a longer span after a colon is an instruction, not an answer.
