@@ -3,10 +3,12 @@ package channel
 import (
 	"bytes"
 	"cmp"
+	"encoding/base64"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"image"
 	"io"
 	"mime"
 	"net/mail"
@@ -237,6 +239,22 @@ func checkFound(t *testing.T, name string, opts map[string]any, content []byte, 
 	want := payload
 	loose := false
 	switch name {
+	case "web_comment":
+		want = commentSafe(payload)
+	case "web_image":
+		return // in pixels: extract checked the image decodes
+	case "web_linked_file":
+		if opt(opts, "format") == "pdf" {
+			// A page's font has the Windows-1252 characters; the PDF
+			// writer prints a dot for the others.
+			want = strings.Map(func(r rune) rune {
+				if r > 0xff {
+					return '.'
+				}
+				return r
+			}, payload)
+			loose = true // lines wrap on the page
+		}
 	case "webpage", "markdown", "skills":
 		if m := opt(opts, "method"); m == "comment" || m == "html_comment" {
 			want = commentSafe(payload)
@@ -289,6 +307,8 @@ func extract(t *testing.T, name string, opts map[string]any, content []byte, fil
 		}
 		walk(doc)
 		return vals
+	case "web_visible", "web_comment", "web_hidden", "web_attribute", "web_meta", "web_noscript", "web_image", "web_linked_file", "web_user_post", "web_redirect":
+		return webValues(t, content)
 	case "email_headers":
 		msg, err := mail.ReadMessage(bytes.NewReader(content))
 		if err != nil {
@@ -691,7 +711,10 @@ func TestTaintPlainText(t *testing.T) {
 					}
 					continue
 				}
-				if !strings.Contains(squash(strings.ReplaceAll(out, "\r\n ", "")), "HACKED") {
+				if IsWeb(info.Name) {
+					// The payload may be in a linked file or an image.
+					checkFound(t, info.Name, opts, []byte(out), false, goldenPayload)
+				} else if !strings.Contains(squash(strings.ReplaceAll(out, "\r\n ", "")), "HACKED") {
 					t.Errorf("%s %s on %q: payload missing:\n%s", info.Name, comboName(opts), data, out)
 				}
 				for _, w := range wordRE.FindAllString(data, -1) {
@@ -930,4 +953,67 @@ func FuzzTaint(f *testing.F) {
 			}
 		}
 	})
+}
+
+// webValues returns what a program reading a web placement's page can
+// find in it: every text, comment and attribute value, and the content of
+// each data: URL it links (a text file, a PDF's text, a page a redirect
+// leads to, read the same way; an image is checked to decode).
+func webValues(t *testing.T, content []byte) []string {
+	t.Helper()
+	doc, err := html.Parse(bytes.NewReader(content))
+	if err != nil {
+		t.Fatalf("html: %v", err)
+	}
+	var vals []string
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		switch n.Type {
+		case html.CommentNode, html.TextNode:
+			vals = append(vals, n.Data)
+		case html.ElementNode:
+			for _, a := range n.Attr {
+				vals = append(vals, a.Val)
+				if a.Key == "content" && strings.Contains(a.Val, "url=data:") {
+					a.Val = a.Val[strings.Index(a.Val, "url=")+4:]
+				}
+				if !strings.HasPrefix(a.Val, "data:") {
+					continue
+				}
+				mediaType, b64, ok := strings.Cut(strings.TrimPrefix(a.Val, "data:"), ";base64,")
+				if !ok {
+					t.Fatalf("a data: URL that is not base64: %.60q", a.Val)
+				}
+				b, err := base64.StdEncoding.DecodeString(b64)
+				if err != nil {
+					t.Fatalf("data: URL: %v", err)
+				}
+				switch typ, _, _ := strings.Cut(mediaType, ";"); typ {
+				case "image/png", "image/gif":
+					if _, _, err := image.Decode(bytes.NewReader(b)); err != nil {
+						t.Errorf("%s does not decode: %v", typ, err)
+					}
+				case "application/pdf":
+					text, err := PDFText(b)
+					if err != nil {
+						t.Fatalf("linked PDF: %v", err)
+					}
+					vals = append(vals, text)
+				case "text/html":
+					vals = append(vals, webValues(t, b)...)
+				default:
+					vals = append(vals, string(b))
+				}
+			}
+			if n.Data == "noscript" && n.FirstChild != nil {
+				// Parsed as text when scripts are on, as browsers do.
+				vals = append(vals, html.UnescapeString(n.FirstChild.Data))
+			}
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(doc)
+	return vals
 }

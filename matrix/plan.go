@@ -238,11 +238,12 @@ func appendUnique(list []Spec, s Spec) []Spec {
 }
 
 // wildcardChannels are the channels "*" names: every one but raw, which
-// only delivers the payload as it is, as the Python pikit's "*" (it has no
-// raw channel). Defenses' "*" is no defense and every prompt defense, as
+// only delivers the payload as it is, and the web placements (web_*),
+// which place it in a page for pikit web: the Python pikit's "*" (it has
+// neither). Defenses' "*" is no defense and every prompt defense, as
 // there: detectors are named one by one.
 func wildcardChannels() []string {
-	return slices.DeleteFunc(channel.Names(), func(n string) bool { return n == "raw" })
+	return slices.DeleteFunc(channel.Names(), func(n string) bool { return n == "raw" || channel.IsWeb(n) })
 }
 
 // expand replaces "*" by every registered name.
