@@ -187,7 +187,7 @@ func channelLabel(agent, name string) string {
 	if name != DirectChannel {
 		return name
 	}
-	if agent == "proxy" || strings.HasPrefix(agent, "runtime:") {
+	if agent == "proxy" || agent == "web" || strings.HasPrefix(agent, "runtime:") {
 		return "(payload only)"
 	}
 	return "(direct)"

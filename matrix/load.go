@@ -41,7 +41,7 @@ var flatKeys = []string{
 
 // SectionNames are the tables a config may hold for the drivers of
 // external agents, kept whole in Config.Sections.
-var SectionNames = []string{"proxy", "mcp"}
+var SectionNames = []string{"proxy", "mcp", "web"}
 
 var judgeKeys = []string{"type", "canary", "marker", "canary_regex", "canary_fuzzy", "judge_criteria", "require_sink", "sink_args"}
 

@@ -178,19 +178,12 @@ func Env(base, id string) []string {
 // maxOutput bounds the agent output a driver keeps (its tail).
 const maxOutput = 64 << 10
 
-// waitDelay bounds the wait for the agent's output once it has exited (or
-// been killed): a child it left running in the background may hold its
-// output open for as long as it lives.
-const waitDelay = time.Second
-
 // run runs the command for session id and returns the tail of its output.
 func (d *Driver) run(ctx context.Context, id string) (string, error) {
 	timeout := d.Timeout
 	if timeout <= 0 {
 		timeout = DefaultAgentTimeout
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	env := Env(d.URL, id)
 	repl := strings.NewReplacer("{session}", id, "{openai_base_url}", strings.TrimPrefix(env[0], "OPENAI_BASE_URL="),
 		"{anthropic_base_url}", strings.TrimPrefix(env[1], "ANTHROPIC_BASE_URL="))
@@ -201,42 +194,11 @@ func (d *Driver) run(ctx context.Context, id string) (string, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = d.Dir
 	cmd.Env, _ = d.environ(env)
-	stdout, stderr := procgroup.NewTail(maxOutput), procgroup.NewTail(maxOutput)
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	procgroup.Set(cmd)
-	cmd.WaitDelay = waitDelay
-	if err := cmd.Start(); err != nil {
-		return "", fmt.Errorf("starting the agent command: %w", err)
+	out, err := procgroup.Run(ctx, cmd, timeout, maxOutput)
+	if errors.Is(err, procgroup.ErrTimeout) {
+		return out, fmt.Errorf("the agent command did not finish within %s (--agent-timeout); killed", timeout)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	var err error
-	select {
-	case err = <-done:
-		// The run is over, however it ended: whatever the agent left
-		// running in its process group goes with it.
-		procgroup.Kill(cmd)
-		if errors.Is(err, exec.ErrWaitDelay) {
-			// It exited 0, leaving children that held its output.
-			err = nil
-		}
-	case <-ctx.Done():
-		// The whole process group: an agent's own children go too.
-		procgroup.Kill(cmd)
-		<-done
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return stdout.String(), fmt.Errorf("the agent command did not finish within %s (--agent-timeout); killed", timeout)
-		}
-		return stdout.String(), ctx.Err()
-	}
-	if err != nil {
-		msg := strings.TrimSpace(stderr.String())
-		if len(msg) > 2000 {
-			msg = "…" + msg[len(msg)-2000:]
-		}
-		return stdout.String(), fmt.Errorf("the agent command failed (%v): %s", err, msg)
-	}
-	return stdout.String(), nil
+	return out, err
 }
 
 // sessionID names a cell's session: its key and random bits, so a late

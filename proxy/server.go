@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pikit-go/pikit/internal/localhost"
 	"github.com/pikit-go/pikit/matrix"
 	"github.com/pikit-go/pikit/target"
 )
@@ -415,50 +416,7 @@ func (srv *Server) readBody(w http.ResponseWriter, r *http.Request, buf *bytes.B
 // localhost, a loopback address or the address the request came in at,
 // or one of Hosts, each at the port it came in at.
 func (srv *Server) checkOrigin(r *http.Request) error {
-	local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	host, port, err := net.SplitHostPort(r.Host)
-	if err != nil {
-		host, port = r.Host, "80"
-	}
-	ok := srv.ownHost(host, local)
-	if tcp, isTCP := local.(*net.TCPAddr); isTCP && fmt.Sprint(tcp.Port) != port {
-		ok = false
-	}
-	if !ok {
-		return fmt.Errorf("pikit proxy refuses a request for host %q: it answers only requests for its own address (127.0.0.1, localhost or [::1] at its port, or the --listen host), so that no web page can reach it by DNS rebinding", r.Host)
-	}
-	if o := r.Header.Get("Origin"); o != "" {
-		u, err := url.Parse(o)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || !srv.ownHost(u.Hostname(), nil) {
-			return fmt.Errorf("pikit proxy refuses a request from the web page at %q: it answers agents on this machine only (an Origin of localhost or a loopback address)", o)
-		}
-	} else if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
-		return errors.New("pikit proxy refuses a cross-site request from a web page: it answers agents on this machine only")
-	}
-	return nil
-}
-
-// ownHost reports whether host names this machine's loopback, the address
-// local a request came in at, or one of srv.Hosts.
-func (srv *Server) ownHost(host string, local net.Addr) bool {
-	host = strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
-	if host == "localhost" {
-		return true
-	}
-	if ip := net.ParseIP(host); ip != nil {
-		if ip.IsLoopback() {
-			return true
-		}
-		if tcp, ok := local.(*net.TCPAddr); ok && tcp.IP.Equal(ip) {
-			return true
-		}
-	}
-	for _, h := range srv.Hosts {
-		if strings.EqualFold(strings.Trim(h, "[]"), host) {
-			return true
-		}
-	}
-	return false
+	return localhost.Check(r, srv.Hosts, "pikit proxy")
 }
 
 // answer has the session's own target answer (an offline target such as

@@ -301,6 +301,6 @@ real model to test it.`,
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usage(err) })
-	root.AddCommand(newDatasetCmd(streams), newImportCmd(streams), newProxyCmd(streams), newMCPCmd(streams), newRuntimeCmd(streams), newMatrixCmd(streams, nil), newListCmd(streams), newShowCmd(streams), newRunCmd(streams, nil), newMergeCmd(streams), newExportCaseCmd(streams), newReportCmd(streams, nil), newCompareCmd(streams), newGateCmd(streams, nil), newJudgeCmd(streams), newVersionCmd(streams))
+	root.AddCommand(newDatasetCmd(streams), newImportCmd(streams), newProxyCmd(streams), newMCPCmd(streams), newWebCmd(streams), newRuntimeCmd(streams), newMatrixCmd(streams, nil), newListCmd(streams), newShowCmd(streams), newRunCmd(streams, nil), newMergeCmd(streams), newExportCaseCmd(streams), newReportCmd(streams, nil), newCompareCmd(streams), newGateCmd(streams, nil), newJudgeCmd(streams), newVersionCmd(streams))
 	return root
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/pikit-go/pikit/importer"
 	"github.com/pikit-go/pikit/method"
 	"github.com/pikit-go/pikit/target"
+	"github.com/pikit-go/pikit/web"
 )
 
 // catalog returns the registered methods of each kind.
@@ -28,10 +29,11 @@ func catalog() map[string][]method.Info {
 		"agents":    agent.Registry.Infos(),
 		"targets":   target.Registry.Infos(),
 		"importers": importer.Registry.Infos(),
+		"sites":     web.Infos(),
 	}
 }
 
-var catalogKinds = []string{"attacks", "defenses", "detectors", "channels", "agents", "targets", "importers"}
+var catalogKinds = []string{"attacks", "defenses", "detectors", "channels", "agents", "targets", "importers", "sites"}
 
 type listOptions struct {
 	JSON bool
@@ -40,7 +42,7 @@ type listOptions struct {
 func newListCmd(streams IO) *cobra.Command {
 	o := &listOptions{}
 	cmd := &cobra.Command{
-		Use:       "list [attacks|defenses|detectors|channels|agents|targets|importers]",
+		Use:       "list [attacks|defenses|detectors|channels|agents|targets|importers|sites]",
 		Short:     "List the registered methods with their options",
 		Args:      args(cobra.MaximumNArgs(1)),
 		ValidArgs: catalogKinds,

@@ -1,0 +1,205 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pikit-go/pikit/internal/agentenv"
+	"github.com/pikit-go/pikit/matrix"
+	"github.com/pikit-go/pikit/web"
+)
+
+// webSkip are the run flags that would do nothing for a browser agent:
+// the agent talks to its own model, which pikit neither opens nor counts.
+var webSkip = []string{"temperature", "cache", "max-retries", "request-timeout", "rps", "max-response-bytes", "base-url",
+	"target", "max-requests", "max-tokens"}
+
+type webOptions struct {
+	runOptions
+	Config       string
+	Listen       string
+	AgentTimeout time.Duration
+	PassEnv      []string
+}
+
+func newWebCmd(streams IO) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "web",
+		Short: "Test a browser agent: serve it poisoned web pages and record what it does there",
+		Long: `pikit web serves each cell a small web site (a shop, a forum, a docs site, a
+webmail inbox, a search engine's results, a travel site: pikit list sites)
+under its own session path, with the cell's payload placed in one of its
+pages by the cell's channel: a web placement (web_visible, web_hidden,
+web_attribute, web_image, …: pikit list channels) or any text channel.
+
+Its sinks are HTTP endpoints on the same server: the site's forms (a
+checkout, a login, a reply, a send button), any request under the
+attacker's host ({attacker_url} in a payload), downloads. A sink request
+is recorded and answered; nothing is forwarded or sent anywhere. The
+trace lists every page the agent fetched, in order, with what was on it
+and whether the payload was, and every sink request with its fields,
+which the judge checks against sink_args.
+
+It listens on 127.0.0.1 and answers only requests for its own address
+from this machine.`,
+		Args: args(cobra.NoArgs),
+	}
+	cmd.AddCommand(newWebRunCmd(streams))
+	return cmd
+}
+
+// load reads the config and plans it for a browser agent.
+func (o *webOptions) load(cmd *cobra.Command) (matrix.Source, error) {
+	if o.Config == "" {
+		return nil, usage(errors.New("give --config FILE.toml (its [web] section chooses the site and page)"))
+	}
+	if err := o.complete(cmd); err != nil {
+		return nil, err
+	}
+	cfg, err := loadConfigMax(o.Config, int64(o.MaxFileSize))
+	if err != nil {
+		return nil, err
+	}
+	o.inputs = []string{o.Config}
+	o.apply(&cfg)
+	cfg.Driven = "web"
+	if _, err := web.ParseSetup(&cfg); err != nil {
+		return nil, usage(err)
+	}
+	grid, err := matrix.Expand(cfg)
+	if err != nil {
+		return nil, usage(err)
+	}
+	return grid, nil
+}
+
+func newWebRunCmd(streams IO) *cobra.Command {
+	o := &webOptions{}
+	cmd := &cobra.Command{
+		Use:   "run --config FILE.toml [flags] -- AGENT COMMAND...",
+		Short: "Run a browser agent once per cell against its session's site",
+		Long: `Plan the config's matrix (attacks × defenses × channels × repeats), start the
+site server, and run the agent command once per cell. Each run gets
+PIKIT_WEB_URL (its session's start page), PIKIT_SESSION and PIKIT_WEB_TASK
+(what the user asks: the config's user_message, or the site's own task);
+{web_url}, {session} and {task} in the command's arguments are replaced
+too. The command's standard output is the agent's answer; the cell ends
+when it exits, and its trace is judged and written like any result.
+
+[web] in the config chooses site = NAME (pikit list sites), start = PATH
+and page = PATH (the page the payload goes in). In a payload,
+{attacker_url} is the attacker's site on this server and {web_url} the
+session's start page.
+
+The agent gets none of your secrets (API keys, tokens, cloud
+credentials) unless --pass-env NAME passes one; a browser agent usually
+needs its model's key.`,
+		Example: `  pikit web run --config web.toml -o results.jsonl -- python3 browser_agent.py
+  pikit web run --config web.toml --pass-env OPENAI_API_KEY -- node agent.js --url {web_url} --task {task}`,
+		Args: func(cmd *cobra.Command, a []string) error {
+			if cmd.ArgsLenAtDash() != 0 || len(a) == 0 {
+				return usage(errors.New("give the agent's command after --, e.g. pikit web run --config web.toml -- python3 browser_agent.py"))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, a []string) error {
+			src, err := o.load(cmd)
+			if err != nil {
+				return err
+			}
+			if o.AgentTimeout <= 0 {
+				return usage(fmt.Errorf("--agent-timeout: want a positive duration, got %s", o.AgentTimeout))
+			}
+			for _, name := range o.PassEnv {
+				if err := checkWebPassEnv(name); err != nil {
+					return usage(fmt.Errorf("--pass-env %s: %w", name, err))
+				}
+			}
+			if o.DryRun {
+				return o.execute(cmd.Context(), streams, src, nil)
+			}
+			ln, err := net.Listen("tcp", o.Listen)
+			if err != nil {
+				return usage(fmt.Errorf("--listen %s: %w", o.Listen, err))
+			}
+			ln.Close()
+			var stop func()
+			defer func() {
+				if stop != nil {
+					stop()
+				}
+			}()
+			return o.run(cmd.Context(), streams, src, func() (matrix.Driver, error) {
+				srv := &web.Server{}
+				if host, _, err := net.SplitHostPort(o.Listen); err == nil && host != "" {
+					if ip := net.ParseIP(host); ip == nil || !ip.IsUnspecified() {
+						srv.Hosts = []string{host}
+					}
+				}
+				ln, err := net.Listen("tcp", o.Listen)
+				if err != nil {
+					return nil, fmt.Errorf("--listen %s: %w", o.Listen, err)
+				}
+				addr := ln.Addr().(*net.TCPAddr)
+				host := addr.String()
+				if addr.IP.IsUnspecified() {
+					host = fmt.Sprintf("127.0.0.1:%d", addr.Port)
+				}
+				srv.URL = "http://" + host
+				hs := web.NewHTTPServer(srv)
+				go hs.Serve(ln)
+				stop = func() {
+					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+					defer cancel()
+					_ = hs.Shutdown(ctx)
+				}
+				fmt.Fprintf(streams.ErrOut, "web: %s\n", srv.URL)
+				d := &web.Driver{Server: srv, Command: a, Timeout: o.AgentTimeout, PassEnv: o.PassEnv}
+				if w := d.Withheld(); len(w) > 0 {
+					fmt.Fprintf(streams.ErrOut, "agent environment: withheld %s; pass a variable with --pass-env NAME\n", strings.Join(w, ", "))
+				}
+				return d, nil
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.Config, "config", "c", "", "experiment config `FILE` (TOML); its [web] section chooses the site and page")
+	f.StringVar(&o.Listen, "listen", "127.0.0.1:0", "address the site server listens on (port 0: any free port)")
+	f.DurationVar(&o.AgentTimeout, "agent-timeout", web.DefaultAgentTimeout, "bound on each run of the agent command; it is killed (with its children) after")
+	f.StringArrayVar(&o.PassEnv, "pass-env", nil, "pass the variable `NAME` of your environment to the agent although it looks like a secret (repeatable)")
+	o.addFlags(cmd, true, webSkip...)
+	return cmd
+}
+
+// checkWebPassEnv says why a variable cannot be passed with --pass-env.
+func checkWebPassEnv(name string) error {
+	for _, own := range []string{web.EnvURL, web.EnvSession, web.EnvTask} {
+		if name == own {
+			return fmt.Errorf("pikit web sets %s for each run of the agent itself", name)
+		}
+	}
+	if !agentenv.ValidName(name) {
+		return fmt.Errorf("%q is not a variable name (letters, digits and _, not starting with a digit)", name)
+	}
+	return nil
+}
+
+// run executes the plan with the server started by start (see
+// startFirst); a server that could not start is the command's error.
+func (o *webOptions) run(ctx context.Context, streams IO, src matrix.Source, start func() (matrix.Driver, error)) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sf := &startFirst{start: start, cancel: cancel}
+	o.driver = sf
+	err := o.execute(ctx, streams, src, []string{"attack", "defense", "channel"})
+	if sf.err != nil {
+		return sf.err
+	}
+	return err
+}

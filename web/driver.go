@@ -1,0 +1,139 @@
+package web
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pikit-go/pikit/agent"
+	"github.com/pikit-go/pikit/internal/agentenv"
+	"github.com/pikit-go/pikit/internal/procgroup"
+	"github.com/pikit-go/pikit/matrix"
+)
+
+// DefaultAgentTimeout bounds one agent run of pikit web run.
+const DefaultAgentTimeout = 5 * time.Minute
+
+// Environment variables an agent command is given.
+const (
+	EnvURL     = "PIKIT_WEB_URL"  // the session's start page
+	EnvSession = "PIKIT_SESSION"  // the session (cell) id
+	EnvTask    = "PIKIT_WEB_TASK" // what the user asks the agent to do there
+)
+
+// maxOutput bounds the agent output a driver keeps (its tail): the
+// agent's answer, the cell's final text.
+const maxOutput = 64 << 10
+
+// Driver runs an agent command once per cell, pointed at the cell's
+// session of Server. It implements matrix.Driver.
+type Driver struct {
+	Server *Server
+	// Command is the agent's command line; {web_url}, {session} and
+	// {task} in its arguments are replaced.
+	Command []string
+	// Timeout bounds each run (DefaultAgentTimeout when 0).
+	Timeout time.Duration
+	// Dir is the command's working directory ("" for pikit's).
+	Dir string
+	// PassEnv names variables of pikit's environment that the command
+	// gets although they look like secrets; every other secret
+	// (agentenv.Secret) is withheld from it.
+	PassEnv []string
+	// Env is added to the command's environment (the proxy's variables,
+	// when pikit web run also proxies the agent's model traffic).
+	Env []string
+
+	mu     sync.Mutex
+	setups map[*matrix.Config]Setup
+}
+
+// Drive implements matrix.Driver: it opens a session for the cell, runs
+// the agent command at its start page, and returns the session's trace,
+// the command's output as the final text, when the command exits.
+func (d *Driver) Drive(ctx context.Context, dr matrix.Drive) (agent.Trace, error) {
+	st, err := d.setup(dr.Cell.Config)
+	if err != nil {
+		return agent.Trace{}, err
+	}
+	id := SessionID(dr.Cell)
+	s, err := d.Server.Open(id, dr, st)
+	if err != nil {
+		return agent.Trace{}, err
+	}
+	defer d.Server.Close(s)
+	out, runErr := d.run(ctx, s)
+	tr := s.Trace()
+	tr.FinalText = out
+	if runErr != nil {
+		return tr, runErr
+	}
+	if s.Requests() == 0 {
+		return tr, fmt.Errorf("the agent command made no request to its session: does it open %s (or {web_url})?", EnvURL)
+	}
+	return tr, nil
+}
+
+// setup parses each config's [web] section once.
+func (d *Driver) setup(cfg *matrix.Config) (Setup, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if st, ok := d.setups[cfg]; ok {
+		return st, nil
+	}
+	st, err := ParseSetup(cfg)
+	if err != nil {
+		return st, err
+	}
+	if d.setups == nil {
+		d.setups = map[*matrix.Config]Setup{}
+	}
+	d.setups[cfg] = st
+	return st, nil
+}
+
+// run runs the command for session s and returns the tail of its output.
+func (d *Driver) run(ctx context.Context, s *Session) (string, error) {
+	timeout := d.Timeout
+	if timeout <= 0 {
+		timeout = DefaultAgentTimeout
+	}
+	start, task := s.StartURL(d.Server.URL), s.Task(d.Server.URL)
+	repl := strings.NewReplacer("{web_url}", start, "{session}", s.id, "{task}", task)
+	argv := make([]string, len(d.Command))
+	for i, a := range d.Command {
+		argv[i] = repl.Replace(a)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = d.Dir
+	extra := append([]string{EnvURL + "=" + start, EnvSession + "=" + s.id, EnvTask + "=" + task}, d.Env...)
+	cmd.Env, _ = agentenv.Filter(os.Environ(), d.PassEnv, extra)
+	out, err := procgroup.Run(ctx, cmd, timeout, maxOutput)
+	if errors.Is(err, procgroup.ErrTimeout) {
+		return out, fmt.Errorf("the agent command did not finish within %s (--agent-timeout); killed", timeout)
+	}
+	return out, err
+}
+
+// Withheld names the variables of pikit's environment that the agent
+// command does not get (its secrets, but those PassEnv names), sorted;
+// never their values.
+func (d *Driver) Withheld() []string {
+	_, w := agentenv.Filter(os.Environ(), d.PassEnv, nil)
+	return w
+}
+
+// SessionID names a cell's session: its key and random bits, so a late
+// request of an earlier run of the same cell finds no session.
+func SessionID(c matrix.Cell) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return c.Key + "-" + hex.EncodeToString(b[:])
+}

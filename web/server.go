@@ -1,0 +1,416 @@
+package web
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html"
+	"mime"
+	"net/http"
+	"net/url"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pikit-go/pikit/agent"
+	"github.com/pikit-go/pikit/channel"
+	"github.com/pikit-go/pikit/internal/localhost"
+	"github.com/pikit-go/pikit/matrix"
+)
+
+// Bounds on what one session and one request may take.
+const (
+	// MaxSessions bounds the sessions open at once.
+	MaxSessions = 1024
+	// maxRequests bounds the requests a session records; later ones are
+	// answered and counted, not kept.
+	maxRequests = 1000
+	// maxBody bounds a form's body.
+	maxBody = 64 << 10
+	// maxFields bounds the fields of a form or query a sink keeps.
+	maxFields = 64
+	// maxKept bounds the bytes of a page a trace keeps.
+	maxKept = 256 << 10
+	// maxPage bounds a tainted page (a payload placed in a page by a
+	// channel of a config's choosing).
+	maxPage = 8 << 20
+)
+
+// AttackerHost is the host name of the attacker's site in
+// {attacker_url}: requests under /s/SESSION/x/HOST/ are sinks whatever
+// HOST is.
+const AttackerHost = "attacker.example"
+
+// Server serves each session's site under /s/SESSION/ and records what
+// the agent does there. It implements http.Handler.
+type Server struct {
+	// URL is the server's address ("http://127.0.0.1:PORT"), which
+	// {web_url} and {attacker_url} in a payload are made from.
+	URL string
+	// Hosts are host names, beside this machine's loopback names and
+	// addresses, that requests may name (the --listen host).
+	Hosts []string
+	// Claim, when set, gives a session id the server has not seen a
+	// cell: pikit web serve, where agents open sessions themselves.
+	Claim func(ctx context.Context, id string) (*Session, error)
+
+	mu       sync.Mutex
+	sessions map[string]*Session
+}
+
+// Session is one cell's visit: its site, with the payload placed, and
+// every request the agent made.
+type Session struct {
+	id    string
+	setup Setup
+	drive matrix.Drive
+	pages map[string]served // by path, links made absolute
+	res   map[string]served // lifted data: URLs, by path under r/
+
+	mu        sync.Mutex
+	steps     []agent.Step
+	sinks     []agent.SinkCall
+	delivered bool
+	requests  int
+	ended     bool
+}
+
+// served is a page or resource of a session.
+type served struct {
+	typ     string
+	body    []byte
+	tainted bool
+}
+
+// ID returns the session's id.
+func (s *Session) ID() string { return s.id }
+
+// Base returns the session's path, "/s/ID/".
+func (s *Session) Base() string { return "/s/" + s.id + "/" }
+
+// StartURL is where the agent is sent: the start page's URL.
+func (s *Session) StartURL(base string) string {
+	return base + s.Base() + strings.TrimPrefix(s.setup.Start, "/")
+}
+
+// Task is the user's task with the session's start URL in it: the
+// cell's user_message when the config gives one, else the site's.
+func (s *Session) Task(base string) string {
+	t := s.drive.Instruction
+	if t == "" {
+		t = s.setup.Site.Task
+	}
+	return strings.ReplaceAll(t, "{web_url}", s.StartURL(base))
+}
+
+// Open starts the session id for a cell: its site's pages, the payload
+// placed in the setup's page by the cell's channel (web_visible when it
+// has none), {web_url} and {attacker_url} in the payload made the
+// session's.
+func (srv *Server) Open(id string, d matrix.Drive, st Setup) (*Session, error) {
+	s := &Session{id: id, setup: st, drive: d, pages: map[string]served{}, res: map[string]served{}}
+	base := s.Base()
+	for _, p := range st.Site.Pages {
+		page := served{typ: "text/html; charset=utf-8", body: []byte(p.HTML)}
+		if p.Path == st.Taint && !d.Benign {
+			text, err := s.taint(srv.URL, p.HTML)
+			if err != nil {
+				return nil, err
+			}
+			page.body, page.tainted = []byte(text), true
+		}
+		page.body = []byte(absolute(string(page.body), base))
+		s.pages[p.Path] = page
+	}
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	if srv.sessions == nil {
+		srv.sessions = map[string]*Session{}
+	}
+	if _, taken := srv.sessions[id]; taken {
+		return nil, fmt.Errorf("web: session %s is already open", id)
+	}
+	if len(srv.sessions) >= MaxSessions {
+		return nil, fmt.Errorf("web: %d sessions are open, the most there may be", MaxSessions)
+	}
+	srv.sessions[id] = s
+	return s, nil
+}
+
+// Close ends a session: its pages are no longer served.
+func (srv *Server) Close(s *Session) {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	if srv.sessions[s.id] == s {
+		delete(srv.sessions, s.id)
+	}
+	s.mu.Lock()
+	s.ended = true
+	s.mu.Unlock()
+}
+
+// taint places the cell's payload in page: the payload with the session's
+// URLs in it, through the cell's channel; data: URLs in what the channel
+// wrote become resources of the session.
+func (s *Session) taint(serverURL, page string) (string, error) {
+	payload := strings.NewReplacer(
+		"{web_url}", s.StartURL(serverURL),
+		"{attacker_url}", serverURL+s.Base()+"x/"+AttackerHost,
+	).Replace(s.drive.Payload)
+	ch := s.drive.Channel
+	if ch == nil {
+		var err error
+		if ch, err = channel.New(channel.WebPrefix+"visible", nil, 0); err != nil {
+			return "", err
+		}
+	}
+	out, err := ch.Taint(page, payload)
+	if err != nil {
+		return "", fmt.Errorf("web: placing the payload in %s: %w", s.setup.Taint, err)
+	}
+	if len(out) > maxPage {
+		return "", fmt.Errorf("web: the page with the payload placed is %d bytes, over %d", len(out), maxPage)
+	}
+	return s.lift(out, payload, 0), nil
+}
+
+// dataURL finds the data: URLs a placement writes (base64 only).
+var dataURL = regexp.MustCompile(`data:([a-zA-Z]+/[a-zA-Z0-9.+-]+)((?:;[a-zA-Z-]+=[a-zA-Z0-9-]+)*);base64,([A-Za-z0-9+/]*=*)`)
+
+// lift replaces each data: URL in text by the path of a resource of the
+// session that serves its content (a redirect's page is lifted in turn).
+func (s *Session) lift(text, payload string, depth int) string {
+	return dataURL.ReplaceAllStringFunc(text, func(m string) string {
+		sub := dataURL.FindStringSubmatch(m)
+		body, err := base64.StdEncoding.DecodeString(sub[3])
+		if err != nil || depth > 2 {
+			return m
+		}
+		typ := sub[1] + sub[2]
+		if sub[1] == "text/html" {
+			body = []byte(s.lift(string(body), payload, depth+1))
+		}
+		ext := ".bin"
+		if exts, _ := mime.ExtensionsByType(sub[1]); len(exts) > 0 {
+			ext = exts[len(exts)-1]
+		}
+		name := fmt.Sprintf("r/%d%s", len(s.res)+1, ext)
+		// What a placement writes beside the page carries the payload,
+		// but for the one-pixel image an attribute hangs on.
+		tainted := sub[1] == "image/png" || sub[1] == "application/pdf" || strings.Contains(string(body), firstLine(payload))
+		if sub[1] == "text/html" {
+			body = []byte(absolute(string(body), s.Base()))
+		}
+		s.res["/"+name] = served{typ: typ, body: body, tainted: tainted}
+		return s.Base() + name
+	})
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	if len(s) > 40 {
+		s = s[:40]
+	}
+	return s
+}
+
+// relativeRef finds the relative links of the built-in pages: href, src
+// and action values that are not absolute, not a fragment and not a URL.
+var relativeRef = regexp.MustCompile(`\b(href|src|action)="([^"#/:][^":]*)?"`)
+
+// absolute makes the page's relative links paths under base, so that an
+// agent that ignores <base> (a fetch tool) follows them right too.
+func absolute(page, base string) string {
+	return relativeRef.ReplaceAllStringFunc(page, func(m string) string {
+		sub := relativeRef.FindStringSubmatch(m)
+		ref := strings.TrimPrefix(sub[2], "./")
+		return sub[1] + `="` + base + ref + `"`
+	})
+}
+
+// ServeHTTP implements http.Handler.
+func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := localhost.Check(r, srv.Hosts, "pikit web"); err != nil {
+		http.Error(w, err.Error(), http.StatusForbidden)
+		return
+	}
+	rest, ok := strings.CutPrefix(r.URL.Path, "/s/")
+	if !ok {
+		notFound(w, "pikit web serves sites under /s/SESSION/")
+		return
+	}
+	id, path, _ := strings.Cut(rest, "/")
+	s := srv.session(r.Context(), id)
+	if s == nil {
+		notFound(w, "no such session")
+		return
+	}
+	s.serve(w, r, "/"+path)
+}
+
+// session finds (or, with Claim, opens) the session id.
+func (srv *Server) session(ctx context.Context, id string) *Session {
+	srv.mu.Lock()
+	s := srv.sessions[id]
+	srv.mu.Unlock()
+	if s == nil && srv.Claim != nil && id != "" {
+		s, _ = srv.Claim(ctx, id)
+	}
+	return s
+}
+
+// serve answers one request of the session and records it.
+func (s *Session) serve(w http.ResponseWriter, r *http.Request, path string) {
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	switch {
+	case strings.HasPrefix(path, "/x/"):
+		host, rest, _ := strings.Cut(strings.TrimPrefix(path, "/x/"), "/")
+		args := s.fields(r)
+		u := url.URL{Scheme: "http", Host: host, Path: "/" + rest, RawQuery: r.URL.RawQuery}
+		args["url"], args["host"], args["path"] = u.String(), host, "/"+rest
+		s.record(r, SinkAttacker, args, nil, false)
+		page(w, http.StatusOK, "Thanks", "<p>Thank you. You can close this page.</p>")
+	case strings.HasPrefix(path, "/download/"):
+		name := strings.TrimPrefix(path, "/download/")
+		s.record(r, SinkDownload, map[string]any{"file": name}, nil, false)
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("Content-Disposition", "attachment; filename=\"download.txt\"")
+		fmt.Fprintln(w, "A stand-in file served by pikit web: nothing in it runs or installs anything.")
+	default:
+		if f, ok := s.setup.Site.form(path); ok {
+			s.record(r, FormSink(f.Name), s.fields(r), nil, false)
+			page(w, http.StatusOK, "Done", "<p>Your request has been received.</p>")
+			return
+		}
+		p, ok := s.pages[path]
+		if !ok {
+			p, ok = s.res[path]
+		}
+		if !ok {
+			s.record(r, "fetch", nil, []byte("404 not found"), false)
+			notFound(w, "no such page on this site")
+			return
+		}
+		s.record(r, "fetch", nil, p.body, p.tainted)
+		w.Header().Set("Content-Type", p.typ)
+		w.Write(p.body)
+	}
+}
+
+// fields reads a sink request's form fields and query parameters (the
+// first value of each, at most maxFields, a body of at most maxBody).
+func (s *Session) fields(r *http.Request) map[string]any {
+	r.Body = http.MaxBytesReader(nil, r.Body, maxBody)
+	if err := r.ParseMultipartForm(maxBody); err != nil && !errors.Is(err, http.ErrNotMultipart) {
+		r.ParseForm()
+	}
+	out := map[string]any{}
+	keys := make([]string, 0, len(r.Form))
+	for k := range r.Form {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if len(out) >= maxFields {
+			break
+		}
+		if vs := r.Form[k]; len(vs) > 0 {
+			out[k] = vs[0]
+		}
+	}
+	return out
+}
+
+// record adds a request to the trace: a step (a fetch with what was
+// served, or a sink with its arguments) and, for a sink, a sink call.
+func (s *Session) record(r *http.Request, tool string, args map[string]any, body []byte, tainted bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.requests++
+	if s.ended || len(s.steps) >= maxRequests {
+		return
+	}
+	step := agent.Step{Index: len(s.steps), Kind: agent.StepTool, Tool: tool, Tainted: tainted}
+	call := map[string]any{"method": r.Method, "path": r.URL.Path}
+	if r.URL.RawQuery != "" {
+		call["query"] = r.URL.RawQuery
+	}
+	if args != nil {
+		// The fields go beside the request, not into it: a form's field
+		// named "path" must not pass for the request's path.
+		step.Sink = true
+		s.sinks = append(s.sinks, agent.SinkCall{Step: step.Index, Tool: tool, Arguments: args})
+		call["fields"] = args
+	}
+	step.Arguments = encodeArgs(call)
+	if body != nil {
+		if len(body) > maxKept {
+			body = body[:maxKept]
+		}
+		step.Result = strings.ToValidUTF8(string(body), "\uFFFD")
+	}
+	s.delivered = s.delivered || tainted
+	s.steps = append(s.steps, step)
+}
+
+// Trace returns what the session recorded.
+func (s *Session) Trace() agent.Trace {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tr := agent.Trace{
+		Agent:          "web",
+		Steps:          append([]agent.Step(nil), s.steps...),
+		SinkCalls:      append([]agent.SinkCall(nil), s.sinks...),
+		TaintDelivered: s.delivered,
+		Meta: map[string]any{"web": map[string]any{
+			"site": s.setup.Site.Name, "start": s.setup.Start, "page": s.setup.Taint, "requests": s.requests,
+		}},
+	}
+	return tr
+}
+
+// Requests counts the requests the session answered.
+func (s *Session) Requests() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.requests
+}
+
+func notFound(w http.ResponseWriter, msg string) {
+	page(w, http.StatusNotFound, "Not found", "<p>"+html.EscapeString(msg)+"</p>")
+}
+
+// page writes a small HTML page of pikit's own.
+func page(w http.ResponseWriter, status int, title, body string) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	fmt.Fprintf(w, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>%s</title></head><body>%s</body></html>\n", html.EscapeString(title), body)
+}
+
+// NewHTTPServer is the http.Server pikit web listens with: bounded
+// headers and timeouts, so that a hostile client cannot hold it.
+func NewHTTPServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+	}
+}
+
+// encodeArgs writes a request's description as a step's arguments: a
+// JSON object, keys sorted.
+func encodeArgs(m map[string]any) string {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return "{}"
+	}
+	return string(b)
+}
