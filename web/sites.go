@@ -17,7 +17,9 @@ const shopFooter = `&copy; 2025 Alder &amp; Pine Outfitters &middot; <a href="re
 
 func shopSite() *Site {
 	nav := `<a href="./">Catalogue</a><a href="product/ridgeline-38">Packs</a><a href="cart">Cart (1)</a>`
-	doc := func(title, main string) string { return document("Alder & Pine Outfitters", title, nav, main, shopFooter) }
+	doc := func(title, main string) string {
+		return document("Alder & Pine Outfitters", title, nav, main, shopFooter)
+	}
 	return &Site{
 		Name:        "shop",
 		Description: "an outdoor gear shop: a catalogue, a product page with reviews, a cart with a checkout form",
