@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"codeberg.org/go-pdf/fpdf"
+	xdraw "golang.org/x/image/draw"
 	"golang.org/x/image/font"
 	"golang.org/x/image/font/basicfont"
 	"golang.org/x/image/math/fixed"
@@ -198,39 +199,53 @@ func insertInHead(data, el string) string {
 }
 
 // TextPNG renders text as black lines on a white image, wrapped at 60
-// characters and cut at 40 lines: what a vision model reads off a page.
+// characters (a longer word, such as a URL, is cut across lines) and cut
+// at 40 lines, each pixel of the font drawn as 2×2: what a vision model
+// reads off a page.
 func TextPNG(text string) ([]byte, error) {
-	const wrap, maxLines, lineHeight, margin = 60, 40, 16, 12
+	const wrap, maxLines, lineHeight, margin, scale = 60, 40, 16, 12, 2
 	var lines []string
 	for _, para := range strings.Split(text, "\n") {
 		line := ""
 		for _, w := range strings.Fields(para) {
-			if line != "" && len([]rune(line))+1+len([]rune(w)) > wrap {
-				lines = append(lines, line)
-				line = ""
+			for r := []rune(w); len(r) > 0; {
+				room := wrap - len([]rune(line))
+				if line != "" {
+					room--
+				}
+				if len(r) > room && (line != "" || room <= 0) && len(r) <= wrap {
+					lines, line = append(lines, line), ""
+					continue
+				}
+				n := min(len(r), max(room, 1))
+				if line != "" {
+					line += " "
+				}
+				line += string(r[:n])
+				r = r[n:]
+				if len(r) > 0 {
+					lines, line = append(lines, line), ""
+				}
 			}
-			if line != "" {
-				line += " "
-			}
-			line += w
 		}
 		lines = append(lines, line)
 	}
 	if len(lines) > maxLines {
 		lines = lines[:maxLines]
 	}
-	face := basicfont.Face7x13
 	width := 2*margin + wrap*7
 	height := 2*margin + len(lines)*lineHeight
 	img := image.NewRGBA(image.Rect(0, 0, width, height))
 	draw.Draw(img, img.Bounds(), image.NewUniform(color.White), image.Point{}, draw.Src)
-	d := font.Drawer{Dst: img, Src: image.NewUniform(color.Black), Face: face}
+	d := font.Drawer{Dst: img, Src: image.NewUniform(color.Black), Face: basicfont.Face7x13}
 	for i, l := range lines {
 		d.Dot = fixed.P(margin, margin+(i+1)*lineHeight-3)
 		d.DrawString(l)
 	}
+	big := image.NewRGBA(image.Rect(0, 0, width*scale, height*scale))
+	xdraw.NearestNeighbor.Scale(big, big.Bounds(), img, img.Bounds(), draw.Src, nil)
 	var buf bytes.Buffer
-	if err := png.Encode(&buf, img); err != nil {
+	if err := png.Encode(&buf, big); err != nil {
 		return nil, fmt.Errorf("channel: writing PNG: %w", err)
 	}
 	return buf.Bytes(), nil

@@ -24,4 +24,12 @@
 // against a scripted model served here. They skip without python3, npm or
 // the registries, and fail under PIKIT_REQUIRE_RUNTIMES=1;
 // PIKIT_HERMES_VENV and PIKIT_OPENCLAW_DIR name where they are installed.
+//
+// Browser agents meet pikit web in it (browser_test.go): headless Chromium
+// (Debian's chromium package) driven through chromedp reads each web
+// placement's page by its innerText, its accessibility tree, its HTML and
+// a screenshot read by tesseract (Debian's tesseract-ocr), and follows
+// what it read. The suite installs both with apt-get when it runs as root
+// and they are missing; it skips without them, and fails under
+// PIKIT_REQUIRE_BROWSER=1; PIKIT_CHROMIUM names another browser binary.
 package integration

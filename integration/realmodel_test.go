@@ -81,7 +81,7 @@ func TestMain(m *testing.M) {
 func prefetch(wg *sync.WaitGroup) {
 	for _, f := range []func(){
 		agentdojoVenv.prepare, agentsVenv.prepare, benchVenv.prepare, hermesVenv.prepare,
-		prepareOpenClaw, func() { modelFilesOnce.Do(func() { modelDir, modelGGUF, modelFilesErr = installModelFiles() }) },
+		prepareOpenClaw, func() { modelFilesOnce.Do(func() { modelDir, modelGGUF, modelFilesErr = installModelFiles() }) }, installChromium,
 	} {
 		wg.Go(f)
 	}
