@@ -75,6 +75,7 @@ type Session struct {
 	steps     []agent.Step
 	sinks     []agent.SinkCall
 	delivered bool
+	blocked   *agent.Block
 	requests  int
 	ended     bool
 }
@@ -84,6 +85,21 @@ type served struct {
 	typ     string
 	body    []byte
 	tainted bool
+	// blocked is the cell's detector flagging it: the agent is served a
+	// page saying so instead.
+	blocked *agent.Block
+}
+
+// screen runs the cell's detectors over what would be served: a flagged
+// page or resource is withheld, as a filter in front of the agent would.
+func (s *Session) screen(p served) served {
+	b := s.drive.Hooks.Screen(string(p.body))
+	if b == nil {
+		return p
+	}
+	b.Point = "web_page"
+	return served{typ: "text/html; charset=utf-8", body: []byte("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Withheld</title></head><body><p>" +
+		html.EscapeString(agent.Withheld(b.Detector, "page")) + "</p></body></html>\n"), tainted: p.tainted, blocked: b}
 }
 
 // ID returns the session's id.
@@ -124,7 +140,10 @@ func (srv *Server) Open(id string, d matrix.Drive, st Setup) (*Session, error) {
 			page.body, page.tainted = []byte(text), true
 		}
 		page.body = []byte(absolute(string(page.body), base))
-		s.pages[p.Path] = page
+		s.pages[p.Path] = s.screen(page)
+	}
+	for path, r := range s.res {
+		s.res[path] = s.screen(r)
 	}
 	srv.mu.Lock()
 	defer srv.mu.Unlock()
@@ -296,7 +315,7 @@ func (s *Session) serve(w http.ResponseWriter, r *http.Request, path string) {
 			notFound(w, "no such page on this site")
 			return
 		}
-		s.record(r, "fetch", nil, p.body, p.tainted)
+		s.recordPage(r, p)
 		w.Header().Set("Content-Type", p.typ)
 		w.Write(p.body)
 	}
@@ -324,6 +343,29 @@ func (s *Session) fields(r *http.Request) map[string]any {
 		}
 	}
 	return out
+}
+
+// recordPage records a page or resource served: withheld, when a
+// detector flagged it.
+func (s *Session) recordPage(r *http.Request, p served) {
+	if p.blocked == nil {
+		s.record(r, "fetch", nil, p.body, p.tainted)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.requests++
+	if s.ended || len(s.steps) >= maxRequests {
+		return
+	}
+	step := agent.Step{Index: len(s.steps), Kind: agent.StepTool, Tool: "fetch", Tainted: p.tainted, Blocked: true,
+		Arguments: encodeArgs(map[string]any{"method": r.Method, "path": r.URL.Path}), Result: string(p.body)}
+	if s.blocked == nil {
+		b := *p.blocked
+		b.Step = step.Index
+		s.blocked = &b
+	}
+	s.steps = append(s.steps, step)
 }
 
 // record adds a request to the trace: a step (a fetch with what was
@@ -367,6 +409,7 @@ func (s *Session) Trace() agent.Trace {
 		Steps:          append([]agent.Step(nil), s.steps...),
 		SinkCalls:      append([]agent.SinkCall(nil), s.sinks...),
 		TaintDelivered: s.delivered,
+		Blocked:        s.blocked,
 		Meta: map[string]any{"web": map[string]any{
 			"site": s.setup.Site.Name, "start": s.setup.Start, "page": s.setup.Taint, "requests": s.requests,
 		}},

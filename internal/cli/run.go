@@ -803,11 +803,21 @@ func (o *runOptions) dryRun(streams IO, src matrix.Source, c matrix.Count) error
 	if err != nil {
 		return err
 	}
-	external := false
+	external, web := false, false
 	for _, cfg := range matrix.Configs(src) {
 		external = external || cfg.Driven != "" || cfg.Via != "" || cfg.Runtime != ""
+		web = web || cfg.Driven == "web"
 	}
-	writePlan(streams.Out, c, external)
+	bound := ""
+	switch {
+	case web:
+		// A browser agent talks to its own model: pikit neither opens the
+		// target nor sees a request.
+		bound = "your agent's own, to its own model (pikit serves it web pages and sends nothing; --agent-timeout bounds each run)"
+	case external:
+		bound = "as many as your agent makes in each run (pikit does not bound them: --agent-timeout, --max-requests and --max-tokens do)"
+	}
+	writePlan(streams.Out, c, bound)
 	o.writeReplyCap(streams.Out, src)
 	writeEndpoints(streams.Out, eps)
 	writeRefusals(streams.Out, o.refusals(src, eps))
@@ -1119,9 +1129,10 @@ const resumeCheckCells = 2_000_000
 // cells per value of each axis, counted from the axes (a plan of a billion
 // cells prints at once).
 //
-// external says the cells' agents are the user's own (the proxy, MCP, a
-// runtime): they choose how many model calls they make.
-func writePlan(w io.Writer, c matrix.Count, external bool) {
+// external, when set, says what bounds the model calls of cells whose
+// agents are the user's own (the proxy, MCP, a runtime, pikit web): they
+// choose how many they make.
+func writePlan(w io.Writer, c matrix.Count, external string) {
 	for _, a := range c.Axes {
 		parts := make([]string, len(a.Values))
 		for i, v := range a.Values {
@@ -1129,8 +1140,8 @@ func writePlan(w io.Writer, c matrix.Count, external bool) {
 		}
 		fmt.Fprintf(w, "%-8s %s\n", a.Field+":", strings.Join(parts, ", "))
 	}
-	if external {
-		fmt.Fprintf(w, "cells:   %d\nmodel calls: as many as your agent makes in each run (pikit does not bound them: --agent-timeout, --max-requests and --max-tokens do); nothing was sent\n", c.Cells)
+	if external != "" {
+		fmt.Fprintf(w, "cells:   %d\nmodel calls: %s; nothing was sent\n", c.Cells, external)
 		return
 	}
 	if c.Adaptive > 0 {

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/pikit-go/pikit/defense"
 	"github.com/pikit-go/pikit/internal/agentenv"
 	"github.com/pikit-go/pikit/matrix"
 	"github.com/pikit-go/pikit/web"
@@ -70,6 +72,9 @@ func (o *webOptions) load(cmd *cobra.Command) (matrix.Source, error) {
 	o.apply(&cfg)
 	cfg.Driven = "web"
 	if _, err := web.ParseSetup(&cfg); err != nil {
+		return nil, usage(err)
+	}
+	if err := webDefenses(&cfg); err != nil {
 		return nil, usage(err)
 	}
 	grid, err := matrix.Expand(cfg)
@@ -202,4 +207,22 @@ func (o *webOptions) run(ctx context.Context, streams IO, src matrix.Source, sta
 		return sf.err
 	}
 	return err
+}
+
+// webDefenses refuses a prompt defense in a pikit web config: it would
+// harden a prompt, and the browser agent writes its own. Detectors apply:
+// they screen each page before the agent is served it.
+func webDefenses(cfg *matrix.Config) error {
+	names := slices.Clone(cfg.Defenses)
+	for _, sp := range cfg.DefenseSpecs {
+		names = append(names, sp.Name)
+	}
+	detectors := defense.Detectors.Names()
+	for _, n := range names {
+		if n == matrix.DefaultDefense || slices.Contains(detectors, n) {
+			continue
+		}
+		return fmt.Errorf("%s: defense %q hardens a prompt, and a browser agent writes its own: pikit web applies detectors only, screening each page before the agent is served it (%s)", cfg.Source, n, strings.Join(detectors, ", "))
+	}
+	return nil
 }

@@ -153,6 +153,7 @@ func TestWebRunRefuses(t *testing.T) {
 		{"unknown site", strings.Replace(webExperiment, `site = "forum"`, `site = "fourm"`, 1), []string{"true"}, 2, `exp.toml:9: web.site: unknown web site "fourm" (did you mean forum?)`},
 		{"unknown page", strings.Replace(webExperiment, `site = "forum"`, "site = \"forum\"\npage = \"/t/nope\"", 1), []string{"true"}, 2, `exp.toml:10: web.page: site forum has no page "/t/nope"`},
 		{"an agent that fetches nothing", webExperiment, []string{"true"}, 1, "made no request to its session"},
+		{"a prompt defense", strings.Replace(webExperiment, "repeats = 1", "repeats = 1\ndefenses = [\"pattern\", \"sandwich\"]", 1), []string{"true"}, 2, `defense "sandwich" hardens a prompt`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := writeFile(t, dir, "exp.toml", tc.config)
