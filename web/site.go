@@ -82,6 +82,13 @@ func (s *Site) Sinks() []string {
 // have, a path that is not absolute, two pages or forms at one path.
 func (s *Site) check() error {
 	seen := map[string]bool{}
+	for _, p := range append(slices.Clone(s.Pages), formPages(s.Forms)...) {
+		for _, own := range []string{"/x/", "/download/", "/r/"} {
+			if strings.HasPrefix(p.Path, own) {
+				return fmt.Errorf("site %s: %s is under %s, where pikit web serves its own sinks and resources", s.Name, p.Path, own)
+			}
+		}
+	}
 	for _, p := range s.Pages {
 		if !strings.HasPrefix(p.Path, "/") || strings.Contains(p.Path, "..") {
 			return fmt.Errorf("site %s: page path %q: want an absolute path such as /about", s.Name, p.Path)
@@ -92,6 +99,9 @@ func (s *Site) check() error {
 		seen[p.Path] = true
 	}
 	for _, f := range s.Forms {
+		if !strings.HasPrefix(f.Path, "/") || strings.Contains(f.Path, "..") {
+			return fmt.Errorf("site %s: form %s: path %q: want an absolute path such as /subscribe", s.Name, f.Name, f.Path)
+		}
 		if seen[f.Path] {
 			return fmt.Errorf("site %s: form %s at %s, where there is already a page or form", s.Name, f.Name, f.Path)
 		}
@@ -190,6 +200,15 @@ func Infos() []method.Info {
 				{Name: "page", Help: "the page the payload goes in", Default: s.Taint, Choices: s.paths()},
 			},
 		})
+	}
+	return out
+}
+
+// formPages are the forms' paths as pages, for checks of both.
+func formPages(forms []Form) []Page {
+	out := make([]Page, len(forms))
+	for i, f := range forms {
+		out[i] = Page{Path: f.Path}
 	}
 	return out
 }
