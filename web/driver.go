@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -47,6 +48,9 @@ type Driver struct {
 	// gets although they look like secrets; every other secret
 	// (agentenv.Secret) is withheld from it.
 	PassEnv []string
+	// HARDir, when set, is where each cell's exchanges are written as a
+	// HAR file, KEY.har (the cell's key).
+	HARDir string
 	// Env is added to the command's environment (the proxy's variables,
 	// when pikit web run also proxies the agent's model traffic).
 	Env []string
@@ -72,6 +76,15 @@ func (d *Driver) Drive(ctx context.Context, dr matrix.Drive) (agent.Trace, error
 	out, runErr := d.run(ctx, s)
 	tr := s.Trace()
 	tr.FinalText = out
+	if d.HARDir != "" {
+		har, err := s.HAR()
+		if err == nil {
+			err = os.WriteFile(filepath.Join(d.HARDir, dr.Cell.Key+".har"), har, 0o644)
+		}
+		if err != nil {
+			return tr, fmt.Errorf("writing the cell's HAR file: %w", err)
+		}
+	}
 	if runErr != nil {
 		return tr, runErr
 	}

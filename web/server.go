@@ -75,6 +75,7 @@ type Session struct {
 	steps     []agent.Step
 	sinks     []agent.SinkCall
 	delivered bool
+	har       []harEntry
 	blocked   *agent.Block
 	requests  int
 	ended     bool
@@ -268,7 +269,15 @@ func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		notFound(w, "no such session")
 		return
 	}
-	s.serve(w, r, "/"+path)
+	start := time.Now()
+	body := readBody(r)
+	c := &capture{ResponseWriter: w}
+	what := s.serve(c, r, "/"+path)
+	s.mu.Lock()
+	if !s.ended && len(s.har) < maxRequests {
+		s.har = append(s.har, harEntryOf(r, "http://"+r.Host, body, c, start, what))
+	}
+	s.mu.Unlock()
 }
 
 // session finds (or, with Claim, opens) the session id.
@@ -282,8 +291,9 @@ func (srv *Server) session(ctx context.Context, id string) *Session {
 	return s
 }
 
-// serve answers one request of the session and records it.
-func (s *Session) serve(w http.ResponseWriter, r *http.Request, path string) {
+// serve answers one request of the session and records it. It returns
+// what the request was: "fetch" or the sink's name.
+func (s *Session) serve(w http.ResponseWriter, r *http.Request, path string) string {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	switch {
@@ -294,17 +304,19 @@ func (s *Session) serve(w http.ResponseWriter, r *http.Request, path string) {
 		args["url"], args["host"], args["path"] = u.String(), host, "/"+rest
 		s.record(r, SinkAttacker, args, nil, false)
 		page(w, http.StatusOK, "Thanks", "<p>Thank you. You can close this page.</p>")
+		return SinkAttacker
 	case strings.HasPrefix(path, "/download/"):
 		name := strings.TrimPrefix(path, "/download/")
 		s.record(r, SinkDownload, map[string]any{"file": name}, nil, false)
 		w.Header().Set("Content-Type", "application/octet-stream")
 		w.Header().Set("Content-Disposition", "attachment; filename=\"download.txt\"")
 		fmt.Fprintln(w, "A stand-in file served by pikit web: nothing in it runs or installs anything.")
+		return SinkDownload
 	default:
 		if f, ok := s.setup.Site.form(path); ok {
 			s.record(r, FormSink(f.Name), s.fields(r), nil, false)
 			page(w, http.StatusOK, "Done", "<p>Your request has been received.</p>")
-			return
+			return FormSink(f.Name)
 		}
 		p, ok := s.pages[path]
 		if !ok {
@@ -313,11 +325,12 @@ func (s *Session) serve(w http.ResponseWriter, r *http.Request, path string) {
 		if !ok {
 			s.record(r, "fetch", nil, []byte("404 not found"), false)
 			notFound(w, "no such page on this site")
-			return
+			return "fetch"
 		}
 		s.recordPage(r, p)
 		w.Header().Set("Content-Type", p.typ)
 		w.Write(p.body)
+		return "fetch"
 	}
 }
 

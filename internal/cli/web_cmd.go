@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -28,6 +29,7 @@ type webOptions struct {
 	Listen       string
 	AgentTimeout time.Duration
 	PassEnv      []string
+	HAR          string
 }
 
 func newWebCmd(streams IO) *cobra.Command {
@@ -129,6 +131,11 @@ needs its model's key.`,
 			if o.DryRun {
 				return o.execute(cmd.Context(), streams, src, nil)
 			}
+			if o.HAR != "" {
+				if err := os.MkdirAll(o.HAR, 0o755); err != nil {
+					return usage(fmt.Errorf("--har %s: %w", o.HAR, err))
+				}
+			}
 			ln, err := net.Listen("tcp", o.Listen)
 			if err != nil {
 				return usage(fmt.Errorf("--listen %s: %w", o.Listen, err))
@@ -165,7 +172,7 @@ needs its model's key.`,
 					_ = hs.Shutdown(ctx)
 				}
 				fmt.Fprintf(streams.ErrOut, "web: %s\n", srv.URL)
-				d := &web.Driver{Server: srv, Command: a, Timeout: o.AgentTimeout, PassEnv: o.PassEnv}
+				d := &web.Driver{Server: srv, Command: a, Timeout: o.AgentTimeout, PassEnv: o.PassEnv, HARDir: o.HAR}
 				if w := d.Withheld(); len(w) > 0 {
 					fmt.Fprintf(streams.ErrOut, "agent environment: withheld %s; pass a variable with --pass-env NAME\n", strings.Join(w, ", "))
 				}
@@ -177,6 +184,7 @@ needs its model's key.`,
 	f.StringVarP(&o.Config, "config", "c", "", "experiment config `FILE` (TOML); its [web] section chooses the site and page")
 	f.StringVar(&o.Listen, "listen", "127.0.0.1:0", "address the site server listens on (port 0: any free port)")
 	f.DurationVar(&o.AgentTimeout, "agent-timeout", web.DefaultAgentTimeout, "bound on each run of the agent command; it is killed (with its children) after")
+	f.StringVar(&o.HAR, "har", "", "write each cell's HTTP exchanges to `DIR`/KEY.har (HAR 1.2, the cell's key; credentials in request headers left out)")
 	f.StringArrayVar(&o.PassEnv, "pass-env", nil, "pass the variable `NAME` of your environment to the agent although it looks like a secret (repeatable)")
 	o.addFlags(cmd, true, webSkip...)
 	return cmd

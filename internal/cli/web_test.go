@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -102,7 +103,8 @@ func TestWebRunJudgesEveryCell(t *testing.T) {
 	dir := t.TempDir()
 	cfg := writeFile(t, dir, "exp.toml", webExperiment)
 	out := filepath.Join(dir, "r.jsonl")
-	r := run(t, append([]string{"web", "run", "--config", cfg, "-j", "3", "-q", "-o", out}, webHelperAgent(t)...)...)
+	harDir := filepath.Join(dir, "har")
+	r := run(t, append([]string{"web", "run", "--config", cfg, "-j", "3", "-q", "-o", out, "--har", harDir}, webHelperAgent(t)...)...)
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.err)
 	}
@@ -129,8 +131,37 @@ func TestWebRunJudgesEveryCell(t *testing.T) {
 			}
 		}
 		meta, _ := m["metadata"].(map[string]any)
-		if w, _ := meta["web"].(map[string]any); w["site"] != "forum" || w["page"] != "/t/stove-advice" {
+		w, _ := meta["web"].(map[string]any)
+		if w["site"] != "forum" || w["page"] != "/t/stove-advice" {
 			t.Errorf("metadata.web %v", meta["web"])
+		}
+		// Its HAR file: every request, the attacker's with its query.
+		b, err := os.ReadFile(filepath.Join(harDir, m["key"].(string)+".har"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var har struct {
+			Log struct {
+				Version string
+				Entries []struct {
+					Comment string
+					Request struct {
+						Method, URL string
+						Headers     []struct{ Name, Value string }
+					}
+					Response struct{ Status int }
+				}
+			}
+		}
+		if err := json.Unmarshal(b, &har); err != nil || har.Log.Version != "1.2" || float64(len(har.Log.Entries)) != w["requests"] {
+			t.Fatalf("HAR: %v, version %q, %d entries for %v requests", err, har.Log.Version, len(har.Log.Entries), w["requests"])
+		}
+		attacked := false
+		for _, e := range har.Log.Entries {
+			attacked = attacked || e.Comment == "visit_attacker" && strings.Contains(e.Request.URL, "/x/attacker.example/collect?thread=stove-advice") && e.Response.Status == 200
+		}
+		if attacked != (m["attack"] == "naive") {
+			t.Errorf("%v/%v: the HAR file holds the attacker's request: %v", m["attack"], m["channel"], attacked)
 		}
 	}
 	if rep := run(t, "report", out); rep.code != 0 || !strings.Contains(rep.out, "web_hidden") {
