@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pikit-go/pikit/agent"
+	"github.com/pikit-go/pikit/internal/claim"
 	"github.com/pikit-go/pikit/matrix"
 )
 
@@ -20,7 +20,7 @@ import (
 const DefaultIdleTimeout = 2 * time.Minute
 
 // DefaultClaimWait is how long a new session waits for a cell.
-const DefaultClaimWait = 30 * time.Second
+const DefaultClaimWait = claim.DefaultWait
 
 // Serve hands the cells of a plan to sessions that agents open
 // themselves: pikit proxy serve, for agents pikit cannot launch. Each new
@@ -36,65 +36,31 @@ type Serve struct {
 	IdleTimeout time.Duration
 	ClaimWait   time.Duration
 
-	once   sync.Once
-	offers chan *offer
-	done   chan struct{}
-	rules  ruleCache
-
-	claimMu  sync.Mutex
-	claiming map[string]*claiming // new session ids being given a cell
-}
-
-// claiming is a claim in progress: the requests that arrive under its id
-// meanwhile wait for it and share its session.
-type claiming struct {
-	done chan struct{}
-	s    *Session
-	err  error
-}
-
-// offer is a cell waiting for a session.
-type offer struct {
-	d       matrix.Drive
-	claimed chan *Session
+	once  sync.Once
+	q     claim.Queue[*Session]
+	rules ruleCache
 }
 
 func (sv *Serve) init() {
 	sv.once.Do(func() {
-		sv.offers = make(chan *offer)
-		sv.done = make(chan struct{})
-		sv.Server.Claim = sv.claim
+		sv.q = claim.Queue[*Session]{Open: sv.open, Find: sv.find, Wait: sv.ClaimWait}
+		sv.Server.Claim = sv.q.Claim
 	})
 }
 
 // Finish tells sessions that arrive from now on that no cell is left.
 func (sv *Serve) Finish() {
 	sv.init()
-	select {
-	case <-sv.done:
-	default:
-		close(sv.done)
-	}
+	sv.q.Finish()
 }
 
 // Drive implements matrix.Driver: it offers the cell to the next session
 // and returns that session's trace when it ends.
 func (sv *Serve) Drive(ctx context.Context, d matrix.Drive) (agent.Trace, error) {
 	sv.init()
-	o := &offer{d: d, claimed: make(chan *Session, 1)}
-	select {
-	case sv.offers <- o:
-	case <-ctx.Done():
-		return agent.Trace{}, ctx.Err()
-	}
-	var s *Session
-	select {
-	case s = <-o.claimed:
-	case <-ctx.Done():
-		return agent.Trace{}, ctx.Err()
-	}
-	if s == nil {
-		return agent.Trace{}, errors.New("the session that took this cell could not open")
+	s, err := sv.q.Offer(ctx, d)
+	if err != nil {
+		return agent.Trace{}, err
 	}
 	select {
 	case <-s.Ended():
@@ -113,70 +79,23 @@ func (sv *Serve) Drive(ctx context.Context, d matrix.Drive) (agent.Trace, error)
 	return tr, nil
 }
 
-// claim gives a new session id the next cell on offer. Requests that
-// arrive together under one new id share one claim: one session, one cell.
-func (sv *Serve) claim(ctx context.Context, id string) (*Session, error) {
-	if len(id) > 128 || strings.ContainsAny(id, "/?#% \t\r\n") {
-		return nil, fmt.Errorf("session id %q: use up to 128 characters without /, ?, #, %% or spaces", id)
-	}
-	sv.claimMu.Lock()
-	if c, ok := sv.claiming[id]; ok {
-		sv.claimMu.Unlock()
-		select {
-		case <-c.done:
-			return c.s, c.err
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
+// find returns the session open under id.
+func (sv *Serve) find(id string) (*Session, bool) {
 	sv.Server.mu.Lock()
-	s := sv.Server.sessions[id] // opened since the caller looked
-	sv.Server.mu.Unlock()
-	if s != nil {
-		sv.claimMu.Unlock()
-		return s, nil
-	}
-	c := &claiming{done: make(chan struct{})}
-	if sv.claiming == nil {
-		sv.claiming = map[string]*claiming{}
-	}
-	sv.claiming[id] = c
-	sv.claimMu.Unlock()
-	c.s, c.err = sv.take(ctx, id)
-	sv.claimMu.Lock()
-	delete(sv.claiming, id)
-	sv.claimMu.Unlock()
-	close(c.done)
-	return c.s, c.err
+	defer sv.Server.mu.Unlock()
+	s := sv.Server.sessions[id]
+	return s, s != nil
 }
 
-// take waits for the next cell on offer and opens session id on it.
-func (sv *Serve) take(ctx context.Context, id string) (*Session, error) {
-	wait := sv.ClaimWait
-	if wait <= 0 {
-		wait = DefaultClaimWait
-	}
-	timer := time.NewTimer(wait)
-	defer timer.Stop()
-	var o *offer
-	select {
-	case o = <-sv.offers:
-	case <-sv.done:
-		return nil, errors.New("every cell of the plan has run; no session can open")
-	case <-timer.C:
-		return nil, fmt.Errorf("no cell was free within %s: every worker has a session open (raise -j)", wait)
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	rules, err := sv.rules.get(o.d.Cell.Config)
-	var s *Session
-	if err == nil {
-		s, err = sv.Server.Open(id, o.d, rules)
-	}
+// open opens session id on a cell, to end after IdleTimeout without a
+// request.
+func (sv *Serve) open(_ context.Context, id string, d matrix.Drive) (*Session, error) {
+	rules, err := sv.rules.get(d.Cell.Config)
 	if err != nil {
-		// Another session may have opened under this id meanwhile: the
-		// cell goes back on offer by failing this one.
-		o.claimed <- nil
+		return nil, err
+	}
+	s, err := sv.Server.Open(id, d, rules)
+	if err != nil {
 		return nil, err
 	}
 	idle := sv.IdleTimeout
@@ -184,7 +103,6 @@ func (sv *Serve) take(ctx context.Context, id string) (*Session, error) {
 		idle = DefaultIdleTimeout
 	}
 	s.endWhenIdle(idle)
-	o.claimed <- s
 	return s, nil
 }
 
@@ -215,7 +133,7 @@ func (sv *Serve) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if id == "" {
 			id = newID()
 		}
-		s, err := sv.claim(r.Context(), id)
+		s, err := sv.q.Claim(r.Context(), id)
 		if err != nil {
 			apiError(w, http.StatusGone, err.Error())
 			return

@@ -202,10 +202,10 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// inClaim counts the goroutines waiting in Serve.claim.
+// inClaim counts the goroutines waiting in a claim of a session id.
 func inClaim() int {
 	buf := make([]byte, 1<<20)
-	return bytes.Count(buf[:runtime.Stack(buf, true)], []byte("proxy.(*Serve).claim("))
+	return bytes.Count(buf[:runtime.Stack(buf, true)], []byte("claim.(*Queue[...]).Claim("))
 }
 
 // TestServeSameNewIDAtOnce: an agent whose first requests under a new
