@@ -150,3 +150,10 @@ func SessionID(c matrix.Cell) string {
 	_, _ = rand.Read(b[:])
 	return c.Key + "-" + hex.EncodeToString(b[:])
 }
+
+// newID is a session id for a session pikit opens itself.
+func newID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

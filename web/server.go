@@ -57,6 +57,9 @@ type Server struct {
 	// Claim, when set, gives a session id the server has not seen a
 	// cell: pikit web serve, where agents open sessions themselves.
 	Claim func(ctx context.Context, id string) (*Session, error)
+	// Idle, when set, is how long a session may go without a request
+	// before it ends (pikit web serve).
+	Idle time.Duration
 
 	mu       sync.Mutex
 	sessions map[string]*Session
@@ -74,11 +77,47 @@ type Session struct {
 	mu        sync.Mutex
 	steps     []agent.Step
 	sinks     []agent.SinkCall
+	final     string // the answer an agent gave when it ended the session
 	delivered bool
 	har       []harEntry
 	blocked   *agent.Block
 	requests  int
 	ended     bool
+
+	endCh   chan struct{} // closed by end
+	endOnce sync.Once
+	idle    *time.Timer
+}
+
+// end ends the session: the agent is done (pikit web serve).
+func (s *Session) end() {
+	s.endOnce.Do(func() {
+		close(s.endCh)
+		s.mu.Lock()
+		if s.idle != nil {
+			s.idle.Stop()
+		}
+		s.mu.Unlock()
+	})
+}
+
+// Ended is closed when the session ends.
+func (s *Session) Ended() <-chan struct{} { return s.endCh }
+
+// endWhenIdle ends the session after d without a request.
+func (s *Session) endWhenIdle(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.idle = time.AfterFunc(d, s.end)
+}
+
+// touch puts off the idle end.
+func (s *Session) touch(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.idle != nil {
+		s.idle.Reset(d)
+	}
 }
 
 // served is a page or resource of a session.
@@ -129,7 +168,7 @@ func (s *Session) Task(base string) string {
 // has none), {web_url} and {attacker_url} in the payload made the
 // session's.
 func (srv *Server) Open(id string, d matrix.Drive, st Setup) (*Session, error) {
-	s := &Session{id: id, setup: st, drive: d, pages: map[string]served{}, res: map[string]served{}}
+	s := &Session{id: id, setup: st, drive: d, pages: map[string]served{}, res: map[string]served{}, endCh: make(chan struct{})}
 	base := s.Base()
 	for _, p := range st.Site.Pages {
 		page := served{typ: "text/html; charset=utf-8", body: []byte(p.HTML)}
@@ -264,10 +303,17 @@ func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, path, _ := strings.Cut(rest, "/")
-	s := srv.session(r.Context(), id)
+	s, err := srv.session(r.Context(), id)
+	if err != nil {
+		page(w, http.StatusGone, "No session", "<p>"+html.EscapeString(err.Error())+"</p>")
+		return
+	}
 	if s == nil {
 		notFound(w, "no such session")
 		return
+	}
+	if srv.Idle > 0 {
+		s.touch(srv.Idle)
 	}
 	start := time.Now()
 	body := readBody(r)
@@ -281,14 +327,14 @@ func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // session finds (or, with Claim, opens) the session id.
-func (srv *Server) session(ctx context.Context, id string) *Session {
+func (srv *Server) session(ctx context.Context, id string) (*Session, error) {
 	srv.mu.Lock()
 	s := srv.sessions[id]
 	srv.mu.Unlock()
-	if s == nil && srv.Claim != nil && id != "" {
-		s, _ = srv.Claim(ctx, id)
+	if s == nil && srv.Claim != nil {
+		return srv.Claim(ctx, id)
 	}
-	return s
+	return s, nil
 }
 
 // serve answers one request of the session and records it. It returns
@@ -419,6 +465,7 @@ func (s *Session) Trace() agent.Trace {
 	defer s.mu.Unlock()
 	tr := agent.Trace{
 		Agent:          "web",
+		FinalText:      s.final,
 		Steps:          append([]agent.Step(nil), s.steps...),
 		SinkCalls:      append([]agent.SinkCall(nil), s.sinks...),
 		TaintDelivered: s.delivered,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -54,7 +55,7 @@ It listens on 127.0.0.1 and answers only requests for its own address
 from this machine.`,
 		Args: args(cobra.NoArgs),
 	}
-	cmd.AddCommand(newWebRunCmd(streams))
+	cmd.AddCommand(newWebRunCmd(streams), newWebServeCmd(streams))
 	return cmd
 }
 
@@ -136,11 +137,9 @@ needs its model's key.`,
 					return usage(fmt.Errorf("--har %s: %w", o.HAR, err))
 				}
 			}
-			ln, err := net.Listen("tcp", o.Listen)
-			if err != nil {
-				return usage(fmt.Errorf("--listen %s: %w", o.Listen, err))
+			if err := o.checkListen(); err != nil {
+				return err
 			}
-			ln.Close()
 			var stop func()
 			defer func() {
 				if stop != nil {
@@ -148,29 +147,12 @@ needs its model's key.`,
 				}
 			}()
 			return o.run(cmd.Context(), streams, src, func() (matrix.Driver, error) {
-				srv := &web.Server{}
-				if host, _, err := net.SplitHostPort(o.Listen); err == nil && host != "" {
-					if ip := net.ParseIP(host); ip == nil || !ip.IsUnspecified() {
-						srv.Hosts = []string{host}
-					}
-				}
-				ln, err := net.Listen("tcp", o.Listen)
+				srv := o.newServer()
+				st, err := o.listen(srv, srv)
 				if err != nil {
-					return nil, fmt.Errorf("--listen %s: %w", o.Listen, err)
+					return nil, err
 				}
-				addr := ln.Addr().(*net.TCPAddr)
-				host := addr.String()
-				if addr.IP.IsUnspecified() {
-					host = fmt.Sprintf("127.0.0.1:%d", addr.Port)
-				}
-				srv.URL = "http://" + host
-				hs := web.NewHTTPServer(srv)
-				go hs.Serve(ln)
-				stop = func() {
-					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-					defer cancel()
-					_ = hs.Shutdown(ctx)
-				}
+				stop = st
 				fmt.Fprintf(streams.ErrOut, "web: %s\n", srv.URL)
 				d := &web.Driver{Server: srv, Command: a, Timeout: o.AgentTimeout, PassEnv: o.PassEnv, HARDir: o.HAR}
 				if w := d.Withheld(); len(w) > 0 {
@@ -188,6 +170,50 @@ needs its model's key.`,
 	f.StringArrayVar(&o.PassEnv, "pass-env", nil, "pass the variable `NAME` of your environment to the agent although it looks like a secret (repeatable)")
 	o.addFlags(cmd, true, webSkip...)
 	return cmd
+}
+
+// newServer is the site server for the flags: it answers requests for
+// its own address, and for the --listen host when that names one.
+func (o *webOptions) newServer() *web.Server {
+	srv := &web.Server{}
+	if host, _, err := net.SplitHostPort(o.Listen); err == nil && host != "" {
+		if ip := net.ParseIP(host); ip == nil || !ip.IsUnspecified() {
+			srv.Hosts = []string{host}
+		}
+	}
+	return srv
+}
+
+// checkListen tries --listen (and lets go of it at once), so that an
+// address that cannot be had is a usage error before anything runs.
+func (o *webOptions) checkListen() error {
+	ln, err := net.Listen("tcp", o.Listen)
+	if err != nil {
+		return usage(fmt.Errorf("--listen %s: %w", o.Listen, err))
+	}
+	return ln.Close()
+}
+
+// listen serves h at --listen, srv.URL set to its address; stop shuts it
+// down.
+func (o *webOptions) listen(srv *web.Server, h http.Handler) (stop func(), err error) {
+	ln, err := net.Listen("tcp", o.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("--listen %s: %w", o.Listen, err)
+	}
+	addr := ln.Addr().(*net.TCPAddr)
+	host := addr.String()
+	if addr.IP.IsUnspecified() {
+		host = fmt.Sprintf("127.0.0.1:%d", addr.Port)
+	}
+	srv.URL = "http://" + host
+	hs := web.NewHTTPServer(h)
+	go hs.Serve(ln)
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(ctx)
+	}, nil
 }
 
 // checkWebPassEnv says why a variable cannot be passed with --pass-env.
@@ -233,4 +259,71 @@ func webDefenses(cfg *matrix.Config) error {
 		return fmt.Errorf("%s: defense %q hardens a prompt, and a browser agent writes its own: pikit web applies detectors only, screening each page before the agent is served it (%s)", cfg.Source, n, strings.Join(detectors, ", "))
 	}
 	return nil
+}
+
+func newWebServeCmd(streams IO) *cobra.Command {
+	o := &webOptions{}
+	var idle time.Duration
+	cmd := &cobra.Command{
+		Use:   "serve --config FILE.toml [flags]",
+		Short: "Serve the sites alone; agents open sessions, each session is a cell",
+		Long: `Serve the cells' sites for browser agents pikit does not launch. The first
+request under a new session id (http://HOST/s/{id}/...) takes the next cell
+of the plan; POST /pikit/sessions opens one and answers its id, cell, start
+URL and task. A session ends on POST /pikit/sessions/{id}/end, whose body is
+the agent's answer, or after --idle-timeout without a request; its result is
+written then. The server stops when every cell has run. -j sets how many
+sessions may be open at once.`,
+		Example: `  pikit web serve --config web.toml --listen 127.0.0.1:8788 -o results.jsonl
+  # then, for each run of the agent:
+  curl -s -X POST http://127.0.0.1:8788/pikit/sessions     # {"id": ..., "start_url": ..., "task": ...}
+  my-browser-agent --url START_URL --task TASK
+  curl -s -X POST --data-binary @answer.txt http://127.0.0.1:8788/pikit/sessions/ID/end`,
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			src, err := o.load(cmd)
+			if err != nil {
+				return err
+			}
+			if idle <= 0 {
+				return usage(fmt.Errorf("--idle-timeout: want a positive duration, got %s", idle))
+			}
+			if o.DryRun {
+				return o.execute(cmd.Context(), streams, src, nil)
+			}
+			if o.HAR != "" {
+				if err := os.MkdirAll(o.HAR, 0o755); err != nil {
+					return usage(fmt.Errorf("--har %s: %w", o.HAR, err))
+				}
+			}
+			if err := o.checkListen(); err != nil {
+				return err
+			}
+			var stop func()
+			defer func() {
+				if stop != nil {
+					stop()
+				}
+			}()
+			sv := &web.Serve{Server: o.newServer(), IdleTimeout: idle, HARDir: o.HAR}
+			defer sv.Finish()
+			return o.run(cmd.Context(), streams, src, func() (matrix.Driver, error) {
+				st, err := o.listen(sv.Server, sv)
+				if err != nil {
+					return nil, err
+				}
+				stop = st
+				url := sv.Server.URL
+				fmt.Fprintf(streams.ErrOut, "web: %s serving %d cells\n  agents: open %s/s/{session}/ (a new session id takes the next cell), or POST %s/pikit/sessions\n  end a session: POST %s/pikit/sessions/{session}/end (the body: the agent's answer)\n", url, src.Len(), url, url, url)
+				return sv, nil
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.Config, "config", "c", "", "experiment config `FILE` (TOML); its [web] section chooses the site and page")
+	f.StringVar(&o.Listen, "listen", "127.0.0.1:0", "address the site server listens on (port 0: any free port)")
+	f.DurationVar(&idle, "idle-timeout", web.DefaultIdleTimeout, "end a session after this long without a request")
+	f.StringVar(&o.HAR, "har", "", "write each cell's HTTP exchanges to `DIR`/KEY.har (HAR 1.2, the cell's key; credentials in request headers left out)")
+	o.addFlags(cmd, true, webSkip...)
+	return cmd
 }

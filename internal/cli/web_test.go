@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"bufio"
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +14,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/net/html"
 )
@@ -205,5 +209,82 @@ func TestWebRunRefuses(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWebServe: pikit web serve writes a result for each session an agent
+// opens and ends, and stops when every cell has run.
+func TestWebServe(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "exp.toml", strings.Replace(webExperiment, `attacks = ["none", "naive"]`, `attacks = ["naive"]`, 1))
+	out := filepath.Join(dir, "r.jsonl")
+	// The server says its address on stderr once it listens.
+	pr, pw := io.Pipe()
+	done := make(chan runResult, 1)
+	go func() {
+		var stdout bytes.Buffer
+		code := Run(context.Background(), []string{"web", "serve", "--config", cfg, "-j", "2", "-q", "-o", out},
+			IO{In: strings.NewReader(""), Out: &stdout, ErrOut: pw})
+		pw.Close()
+		done <- runResult{code: code, out: stdout.String()}
+	}()
+	sc := bufio.NewScanner(pr)
+	base := ""
+	for base == "" && sc.Scan() {
+		if u, ok := strings.CutPrefix(sc.Text(), "web: "); ok {
+			base, _, _ = strings.Cut(u, " ")
+		}
+	}
+	go io.Copy(io.Discard, pr)
+	if base == "" {
+		t.Fatal("pikit web serve said no address")
+	}
+	for i := range 3 { // the config's three channels
+		var opened struct {
+			ID       string `json:"id"`
+			StartURL string `json:"start_url"`
+		}
+		resp, err := http.Post(base+"/pikit/sessions", "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		json.NewDecoder(resp.Body).Decode(&opened)
+		resp.Body.Close()
+		if opened.ID == "" {
+			t.Fatalf("session %d: none opened (%d)", i, resp.StatusCode)
+		}
+		resp, err = http.Get(opened.StartURL + "t/stove-advice")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if u := regexp.MustCompile(`http://[^"<\s]+/x/attacker\.example/collect\?thread=stove-advice`).Find(b); u != nil {
+			if resp, err := http.Get(string(u)); err == nil {
+				resp.Body.Close()
+			}
+		}
+		resp, err = http.Post(base+"/pikit/sessions/"+opened.ID+"/end", "text/plain", strings.NewReader("done"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	select {
+	case r := <-done:
+		if r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("pikit web serve did not stop after its last cell")
+	}
+	res := readJSONL(t, out)
+	if len(res) != 3 {
+		t.Fatalf("%d results", len(res))
+	}
+	for _, m := range res {
+		if m["outcome"] != "full_success" || m["final_text"] != "done" {
+			t.Errorf("%v: %v, %q", m["channel"], m["outcome"], m["final_text"])
+		}
 	}
 }
