@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/pikit-go/pikit/defense"
 	"github.com/pikit-go/pikit/target"
@@ -92,6 +93,10 @@ type Step struct {
 	// Prefetched marks a tool step the harness called (Input.Prefetch),
 	// not the model.
 	Prefetched bool `json:"prefetched,omitempty"`
+	// At is when a driver recorded the step, for putting the steps that
+	// two drivers of one run recorded (a browser agent's model traffic
+	// and its web traffic) in order; it is not part of a result.
+	At time.Time `json:"-"`
 }
 
 // SinkCall records a sink the model called with valid arguments.

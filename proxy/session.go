@@ -153,6 +153,7 @@ func (s *Session) add(st agent.Step) int {
 		return -1
 	}
 	st.Index = len(s.tr.Steps)
+	st.At = time.Now()
 	s.tr.Steps = append(s.tr.Steps, st)
 	return st.Index
 }

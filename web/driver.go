@@ -17,6 +17,7 @@ import (
 	"github.com/pikit-go/pikit/internal/agentenv"
 	"github.com/pikit-go/pikit/internal/procgroup"
 	"github.com/pikit-go/pikit/matrix"
+	"github.com/pikit-go/pikit/proxy"
 )
 
 // DefaultAgentTimeout bounds one agent run of pikit web run.
@@ -51,9 +52,12 @@ type Driver struct {
 	// HARDir, when set, is where each cell's exchanges are written as a
 	// HAR file, KEY.har (the cell's key).
 	HARDir string
-	// Env is added to the command's environment (the proxy's variables,
-	// when pikit web run also proxies the agent's model traffic).
-	Env []string
+	// Model, when set, is a pikit proxy the agent's model traffic goes
+	// through (at ModelURL): each cell's session there records the
+	// model's side of the run, and the result holds both (Merge). The
+	// proxy taints nothing; the payload is on the page.
+	Model    *proxy.Server
+	ModelURL string
 
 	mu     sync.Mutex
 	setups map[*matrix.Config]Setup
@@ -73,8 +77,18 @@ func (d *Driver) Drive(ctx context.Context, dr matrix.Drive) (agent.Trace, error
 		return agent.Trace{}, err
 	}
 	defer d.Server.Close(s)
+	var ps *proxy.Session
+	if d.Model != nil {
+		if ps, err = d.Model.Open(id, dr, proxy.Rules{}); err != nil {
+			return agent.Trace{}, err
+		}
+		defer d.Model.Close(ps)
+	}
 	out, runErr := d.run(ctx, s)
 	tr := s.Trace()
+	if ps != nil {
+		tr = Merge(ps.Trace(), tr)
+	}
 	tr.FinalText = out
 	if d.HARDir != "" {
 		har, err := s.HAR()
@@ -126,7 +140,13 @@ func (d *Driver) run(ctx context.Context, s *Session) (string, error) {
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = d.Dir
-	extra := append([]string{EnvURL + "=" + start, EnvSession + "=" + s.id, EnvTask + "=" + task}, d.Env...)
+	extra := []string{EnvURL + "=" + start, EnvSession + "=" + s.id, EnvTask + "=" + task}
+	if d.Model != nil {
+		// Pointed at its session of the proxy, with the placeholder key
+		// (the proxy sends the real one upstream itself).
+		extra = append(extra, proxy.Env(d.ModelURL, s.id)...)
+		extra = append(extra, "OPENAI_API_KEY="+proxy.PlaceholderKey, "ANTHROPIC_API_KEY="+proxy.PlaceholderKey)
+	}
 	cmd.Env, _ = agentenv.Filter(os.Environ(), d.PassEnv, extra)
 	out, err := procgroup.Run(ctx, cmd, timeout, maxOutput)
 	if errors.Is(err, procgroup.ErrTimeout) {

@@ -417,7 +417,7 @@ func (s *Session) recordPage(r *http.Request, p served) {
 	if s.ended || len(s.steps) >= maxRequests {
 		return
 	}
-	step := agent.Step{Index: len(s.steps), Kind: agent.StepTool, Tool: "fetch", Tainted: p.tainted, Blocked: true,
+	step := agent.Step{Index: len(s.steps), Kind: agent.StepTool, Tool: "fetch", Tainted: p.tainted, Blocked: true, At: time.Now(),
 		Arguments: encodeArgs(map[string]any{"method": r.Method, "path": r.URL.Path}), Result: string(p.body)}
 	if s.blocked == nil {
 		b := *p.blocked
@@ -436,7 +436,7 @@ func (s *Session) record(r *http.Request, tool string, args map[string]any, body
 	if s.ended || len(s.steps) >= maxRequests {
 		return
 	}
-	step := agent.Step{Index: len(s.steps), Kind: agent.StepTool, Tool: tool, Tainted: tainted}
+	step := agent.Step{Index: len(s.steps), Kind: agent.StepTool, Tool: tool, Tainted: tainted, At: time.Now()}
 	call := map[string]any{"method": r.Method, "path": r.URL.Path}
 	if r.URL.RawQuery != "" {
 		call["query"] = r.URL.RawQuery

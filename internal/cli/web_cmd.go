@@ -16,6 +16,7 @@ import (
 	"github.com/pikit-go/pikit/defense"
 	"github.com/pikit-go/pikit/internal/agentenv"
 	"github.com/pikit-go/pikit/matrix"
+	"github.com/pikit-go/pikit/proxy"
 	"github.com/pikit-go/pikit/web"
 )
 
@@ -31,6 +32,7 @@ type webOptions struct {
 	AgentTimeout time.Duration
 	PassEnv      []string
 	HAR          string
+	Proxy        bool
 }
 
 func newWebCmd(streams IO) *cobra.Command {
@@ -79,6 +81,13 @@ func (o *webOptions) load(cmd *cobra.Command) (matrix.Source, error) {
 	}
 	if err := webDefenses(&cfg); err != nil {
 		return nil, usage(err)
+	}
+	if o.Proxy {
+		// The config's target answers the agent's model requests: its key
+		// and upstream are checked before anything runs.
+		if err := (&proxy.Server{}).Check(&cfg); err != nil {
+			return nil, usage(fmt.Errorf("%s: --proxy: %w", cfg.Source, err))
+		}
 	}
 	grid, err := matrix.Expand(cfg)
 	if err != nil {
@@ -155,6 +164,24 @@ needs its model's key.`,
 				stop = st
 				fmt.Fprintf(streams.ErrOut, "web: %s\n", srv.URL)
 				d := &web.Driver{Server: srv, Command: a, Timeout: o.AgentTimeout, PassEnv: o.PassEnv, HARDir: o.HAR}
+				if o.Proxy {
+					ps := &proxy.Server{}
+					ln, err := net.Listen("tcp", "127.0.0.1:0")
+					if err != nil {
+						return nil, fmt.Errorf("--proxy: %w", err)
+					}
+					phs := proxy.NewHTTPServer(ps)
+					go phs.Serve(ln)
+					webStop := stop
+					stop = func() {
+						webStop()
+						ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+						defer cancel()
+						_ = phs.Shutdown(ctx)
+					}
+					d.Model, d.ModelURL = ps, "http://"+ln.Addr().String()
+					fmt.Fprintf(streams.ErrOut, "proxy: %s (the agent's model traffic, answered by the config's target)\n", d.ModelURL)
+				}
 				if w := d.Withheld(); len(w) > 0 {
 					fmt.Fprintf(streams.ErrOut, "agent environment: withheld %s; pass a variable with --pass-env NAME\n", strings.Join(w, ", "))
 				}
@@ -165,6 +192,7 @@ needs its model's key.`,
 	f := cmd.Flags()
 	f.StringVarP(&o.Config, "config", "c", "", "experiment config `FILE` (TOML); its [web] section chooses the site and page")
 	f.StringVar(&o.Listen, "listen", "127.0.0.1:0", "address the site server listens on (port 0: any free port)")
+	f.BoolVar(&o.Proxy, "proxy", false, "also pass the agent's model traffic through pikit proxy (OPENAI_BASE_URL, ANTHROPIC_BASE_URL and placeholder keys set), answered by the config's target: one result holds the model's steps and the web's")
 	f.DurationVar(&o.AgentTimeout, "agent-timeout", web.DefaultAgentTimeout, "bound on each run of the agent command; it is killed (with its children) after")
 	f.StringVar(&o.HAR, "har", "", "write each cell's HTTP exchanges to `DIR`/KEY.har (HAR 1.2, the cell's key; credentials in request headers left out)")
 	f.StringArrayVar(&o.PassEnv, "pass-env", nil, "pass the variable `NAME` of your environment to the agent although it looks like a secret (repeatable)")
