@@ -26,6 +26,8 @@ import (
 const (
 	// MaxSessions bounds the sessions open at once.
 	MaxSessions = 1024
+	// MaxConns bounds the connections pikit web serves at once.
+	MaxConns = 512
 	// maxRequests bounds the requests a session records; later ones are
 	// answered and counted, not kept.
 	maxRequests = 1000

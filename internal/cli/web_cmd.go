@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/net/netutil"
 
 	"github.com/pikit-go/pikit/defense"
 	"github.com/pikit-go/pikit/internal/agentenv"
@@ -236,7 +237,9 @@ func (o *webOptions) listen(srv *web.Server, h http.Handler) (stop func(), err e
 	}
 	srv.URL = "http://" + host
 	hs := web.NewHTTPServer(h)
-	go hs.Serve(ln)
+	// A hostile agent cannot hold more connections than this open: the
+	// next waits for one to close.
+	go hs.Serve(netutil.LimitListener(ln, web.MaxConns))
 	return func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
