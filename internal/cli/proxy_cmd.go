@@ -126,21 +126,26 @@ func (o *proxyOptions) load(cmd *cobra.Command) (matrix.Source, error) {
 // newServer is the proxy for the flags: it answers requests for its own
 // address, and for the --listen host when that names one.
 func (o *proxyOptions) newServer() *proxy.Server {
-	srv := &proxy.Server{BaseURL: o.BaseURL}
-	if host, _, err := net.SplitHostPort(o.Listen); err == nil && host != "" {
-		if ip := net.ParseIP(host); ip == nil || !ip.IsUnspecified() {
-			srv.Hosts = []string{host}
-		}
-	}
-	return srv
+	return &proxy.Server{BaseURL: o.BaseURL, Hosts: listenHosts(o.Listen)}
 }
 
-// checkListen tries --listen (and lets go of it at once), so that an
-// address that cannot be had is a usage error before anything runs.
-func (o *proxyOptions) checkListen() error {
-	ln, err := net.Listen("tcp", o.Listen)
+// listenHosts is the host a --listen address names, for a local server's
+// Host and Origin checks: none for an IP that is every address's.
+func listenHosts(listen string) []string {
+	if host, _, err := net.SplitHostPort(listen); err == nil && host != "" {
+		if ip := net.ParseIP(host); ip == nil || !ip.IsUnspecified() {
+			return []string{host}
+		}
+	}
+	return nil
+}
+
+// checkListen tries a --listen address (and lets go of it at once), so
+// that one that cannot be had is a usage error before anything runs.
+func checkListen(listen string) error {
+	ln, err := net.Listen("tcp", listen)
 	if err != nil {
-		return usage(fmt.Errorf("--listen %s: %w", o.Listen, err))
+		return usage(fmt.Errorf("--listen %s: %w", listen, err))
 	}
 	return ln.Close()
 }
@@ -258,7 +263,7 @@ passes one it needs. Which were withheld is said once, by name.`,
 			if o.DryRun {
 				return o.execute(cmd.Context(), streams, src, nil)
 			}
-			if err := o.checkListen(); err != nil {
+			if err := checkListen(o.Listen); err != nil {
 				return err
 			}
 			var stop func()
@@ -325,7 +330,7 @@ at once.`,
 			if o.DryRun {
 				return o.execute(cmd.Context(), streams, src, nil)
 			}
-			if err := o.checkListen(); err != nil {
+			if err := checkListen(o.Listen); err != nil {
 				return err
 			}
 			var stop func()

@@ -142,12 +142,7 @@ needs its model's key.`,
 			if o.DryRun {
 				return o.execute(cmd.Context(), streams, src, nil)
 			}
-			if o.HAR != "" {
-				if err := os.MkdirAll(o.HAR, 0o755); err != nil {
-					return usage(fmt.Errorf("--har %s: %w", o.HAR, err))
-				}
-			}
-			if err := o.checkListen(); err != nil {
+			if err := o.prepare(); err != nil {
 				return err
 			}
 			var stop func()
@@ -204,23 +199,18 @@ needs its model's key.`,
 // newServer is the site server for the flags: it answers requests for
 // its own address, and for the --listen host when that names one.
 func (o *webOptions) newServer() *web.Server {
-	srv := &web.Server{}
-	if host, _, err := net.SplitHostPort(o.Listen); err == nil && host != "" {
-		if ip := net.ParseIP(host); ip == nil || !ip.IsUnspecified() {
-			srv.Hosts = []string{host}
-		}
-	}
-	return srv
+	return &web.Server{Hosts: listenHosts(o.Listen)}
 }
 
-// checkListen tries --listen (and lets go of it at once), so that an
-// address that cannot be had is a usage error before anything runs.
-func (o *webOptions) checkListen() error {
-	ln, err := net.Listen("tcp", o.Listen)
-	if err != nil {
-		return usage(fmt.Errorf("--listen %s: %w", o.Listen, err))
+// prepare makes the --har directory and tries --listen: what would stop
+// the run is a usage error before anything runs.
+func (o *webOptions) prepare() error {
+	if o.HAR != "" {
+		if err := os.MkdirAll(o.HAR, 0o755); err != nil {
+			return usage(fmt.Errorf("--har %s: %w", o.HAR, err))
+		}
 	}
-	return ln.Close()
+	return checkListen(o.Listen)
 }
 
 // listen serves h at --listen, srv.URL set to its address; stop shuts it
@@ -322,12 +312,7 @@ sessions may be open at once.`,
 			if o.DryRun {
 				return o.execute(cmd.Context(), streams, src, nil)
 			}
-			if o.HAR != "" {
-				if err := os.MkdirAll(o.HAR, 0o755); err != nil {
-					return usage(fmt.Errorf("--har %s: %w", o.HAR, err))
-				}
-			}
-			if err := o.checkListen(); err != nil {
+			if err := o.prepare(); err != nil {
 				return err
 			}
 			var stop func()
