@@ -22,9 +22,14 @@ import (
 )
 
 // webSkip are the run flags that would do nothing for a browser agent:
-// the agent talks to its own model, which pikit neither opens nor counts.
-var webSkip = []string{"temperature", "cache", "max-retries", "request-timeout", "rps", "max-response-bytes", "base-url",
-	"target", "max-requests", "max-tokens"}
+// the agent talks to its own model, which pikit neither opens nor counts
+// (but for pikit web run --proxy, where --max-requests and --max-tokens
+// bound what passes through the proxy).
+var webSkip = []string{"temperature", "cache", "max-retries", "request-timeout", "rps", "max-response-bytes", "base-url", "target"}
+
+// webServeSkip are webSkip and the budgets, which pikit web serve has no
+// model traffic to apply to.
+var webServeSkip = append(slices.Clone(webSkip), "max-requests", "max-tokens")
 
 type webOptions struct {
 	runOptions
@@ -133,6 +138,9 @@ needs its model's key.`,
 			}
 			if o.AgentTimeout <= 0 {
 				return usage(fmt.Errorf("--agent-timeout: want a positive duration, got %s", o.AgentTimeout))
+			}
+			if (o.MaxRequests > 0 || o.MaxTokens > 0) && !o.Proxy {
+				return usage(errors.New("--max-requests and --max-tokens bound the model traffic of pikit web run --proxy; without --proxy the agent's model traffic does not pass through pikit"))
 			}
 			for _, name := range o.PassEnv {
 				if err := checkWebPassEnv(name); err != nil {
@@ -340,6 +348,6 @@ sessions may be open at once.`,
 	f.StringVar(&o.Listen, "listen", "127.0.0.1:0", "address the site server listens on (port 0: any free port)")
 	f.DurationVar(&idle, "idle-timeout", web.DefaultIdleTimeout, "end a session after this long without a request")
 	f.StringVar(&o.HAR, "har", "", "write each cell's HTTP exchanges to `DIR`/KEY.har (HAR 1.2, the cell's key; credentials in request headers left out)")
-	o.addFlags(cmd, true, webSkip...)
+	o.addFlags(cmd, true, webServeSkip...)
 	return cmd
 }

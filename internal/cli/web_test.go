@@ -188,12 +188,17 @@ func TestWebRunRefuses(t *testing.T) {
 		{"unknown site", strings.Replace(webExperiment, `site = "forum"`, `site = "fourm"`, 1), []string{"true"}, 2, `exp.toml:9: web.site: unknown web site "fourm" (did you mean forum?)`},
 		{"unknown page", strings.Replace(webExperiment, `site = "forum"`, "site = \"forum\"\npage = \"/t/nope\"", 1), []string{"true"}, 2, `exp.toml:10: web.page: site forum has no page "/t/nope"`},
 		{"an agent that fetches nothing", webExperiment, []string{"true"}, 1, "made no request to its session"},
+		{"a budget without --proxy", webExperiment, []string{"--max-requests", "5", "--", "true"}, 2, "--max-requests and --max-tokens bound the model traffic of pikit web run --proxy"},
 		{"a prompt defense", strings.Replace(webExperiment, "repeats = 1", "repeats = 1\ndefenses = [\"pattern\", \"sandwich\"]", 1), []string{"true"}, 2, `defense "sandwich" hardens a prompt`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := writeFile(t, dir, "exp.toml", tc.config)
 			out := filepath.Join(t.TempDir(), "r.jsonl")
-			r := run(t, append([]string{"web", "run", "--config", cfg, "-q", "-o", out, "--"}, tc.command...)...)
+			args := []string{"web", "run", "--config", cfg, "-q", "-o", out}
+			if tc.command[0] != "--max-requests" {
+				args = append(args, "--")
+			}
+			r := run(t, append(args, tc.command...)...)
 			said := r.err + r.out
 			if tc.code == 1 {
 				for _, m := range readJSONL(t, out) {
