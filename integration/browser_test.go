@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -23,6 +24,7 @@ import (
 	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/remote"
 
 	"github.com/pikit-go/pikit/channel"
 	"github.com/pikit-go/pikit/internal/cli"
@@ -136,7 +138,7 @@ func TestBrowserAgentHelper(t *testing.T) {
 	if reader == "" {
 		t.Skip("run by pikit web run as its agent")
 	}
-	text, err := browse(os.Getenv("PIKIT_CHROMIUM"), os.Getenv("PIKIT_WEB_URL"), reader)
+	text, err := browse(os.Getenv("PIKIT_CHROMIUM_WS"), os.Getenv("PIKIT_WEB_URL"), reader)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(3)
@@ -148,14 +150,16 @@ func TestBrowserAgentHelper(t *testing.T) {
 // attackerURL finds an attacker URL in what a reader read.
 var attackerURL = regexp.MustCompile(`https?://[^\s"'<>]+/x/[^\s"'<>]+`)
 
-func browse(exe, start, reader string) (string, error) {
-	opts := append(slices.Clone(chromedp.DefaultExecAllocatorOptions[:]),
-		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1280, 900))
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+// browse opens start in a new tab of the browser at ws (the DevTools
+// address of the suite's Chromium), as agents that drive a running
+// browser over CDP do, reads the page, and follows what it read.
+func browse(ws, start, reader string) (string, error) {
+	actx, cancel := remote.NewAllocator(context.Background(), ws)
 	defer cancel()
 	ctx, cancel := chromedp.NewContext(actx)
 	defer cancel()
-	// The first Run starts the browser and must not carry a timeout.
+	// The first Run connects and opens the tab; it must not carry a
+	// timeout.
 	if err := chromedp.Do(ctx); err != nil {
 		return "", err
 	}
@@ -235,6 +239,41 @@ func browse(exe, start, reader string) (string, error) {
 	return text, nil
 }
 
+// startBrowser runs headless Chromium for the test, each agent a tab of
+// it, and returns its DevTools address (ws://…).
+func startBrowser(t *testing.T, exe string) string {
+	t.Helper()
+	cmd := exec.Command(exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--no-default-browser-check",
+		"--user-data-dir="+t.TempDir(), "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0",
+		"--window-size=1280,900", "about:blank")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+		}
+	})
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		if u, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "DevTools listening on "); ok {
+			go io.Copy(io.Discard, stderr)
+			return u
+		}
+	}
+	t.Fatalf("Chromium said no DevTools address: %v", sc.Err())
+	return ""
+}
+
 // ocr reads the text of a PNG with tesseract.
 func ocr(ctx context.Context, png []byte) (string, error) {
 	f, err := os.CreateTemp("", "pikit-shot-*.png")
@@ -297,12 +336,13 @@ page = "/product/ridgeline-38"
 	if err := os.WriteFile(cfg, []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	ws := startBrowser(t, exe)
 	table := map[string]map[string]string{} // placement → reader → outcome
 	for _, reader := range readers {
 		out := filepath.Join(dir, reader+".jsonl")
 		t.Setenv("PIKIT_BROWSER_READER", reader)
-		t.Setenv("PIKIT_CHROMIUM", exe)
-		args := []string{"web", "run", "--config", cfg, "-j", "2", "-q", "-o", out, "--agent-timeout", "90s",
+		t.Setenv("PIKIT_CHROMIUM_WS", ws)
+		args := []string{"web", "run", "--config", cfg, "-j", "4", "-q", "-o", out, "--agent-timeout", "90s",
 			"--", os.Args[0], "-test.run=^TestBrowserAgentHelper$"}
 		var stderr strings.Builder
 		// Exit 1 (cells failed) is looked into below, cell by cell.
