@@ -37,6 +37,9 @@ const (
 	maxFields = 64
 	// maxKept bounds the bytes of a page a trace keeps.
 	maxKept = 256 << 10
+	// maxHARBytes bounds the bodies a session's HAR entries keep; later
+	// requests are left out of its HAR file.
+	maxHARBytes = 16 << 20
 	// maxPage bounds a tainted page (a payload placed in a page by a
 	// channel of a config's choosing).
 	maxPage = 8 << 20
@@ -82,6 +85,7 @@ type Session struct {
 	final     string // the answer an agent gave when it ended the session
 	delivered bool
 	har       []harEntry
+	harBytes  int // the bodies the HAR entries keep
 	blocked   *agent.Block
 	requests  int
 	ended     bool
@@ -130,6 +134,26 @@ type served struct {
 	// blocked is the cell's detector flagging it: the agent is served a
 	// page saying so instead.
 	blocked *agent.Block
+	// text is what a trace keeps of it, made once: every fetch of the
+	// page shares it (a hostile agent that fetches a page a thousand
+	// times costs no more memory than one fetch).
+	text string
+}
+
+// withText sets what a trace keeps of p: its text, up to maxKept bytes,
+// or for a binary resource its type and size.
+func withText(p served) served {
+	mt, _, _ := mime.ParseMediaType(p.typ)
+	if !strings.HasPrefix(mt, "text/") {
+		p.text = fmt.Sprintf("[%s, %d bytes]", mt, len(p.body))
+		return p
+	}
+	body := p.body
+	if len(body) > maxKept {
+		body = body[:maxKept]
+	}
+	p.text = strings.ToValidUTF8(string(body), "\uFFFD")
+	return p
 }
 
 // screen runs the cell's detectors over what would be served: a flagged
@@ -182,10 +206,10 @@ func (srv *Server) Open(id string, d matrix.Drive, st Setup) (*Session, error) {
 			page.body, page.tainted = []byte(text), true
 		}
 		page.body = []byte(absolute(string(page.body), base))
-		s.pages[p.Path] = s.screen(page)
+		s.pages[p.Path] = withText(s.screen(page))
 	}
 	for path, r := range s.res {
-		s.res[path] = s.screen(r)
+		s.res[path] = withText(s.screen(r))
 	}
 	srv.mu.Lock()
 	defer srv.mu.Unlock()
@@ -322,8 +346,10 @@ func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c := &capture{ResponseWriter: w}
 	what := s.serve(c, r, "/"+path)
 	s.mu.Lock()
-	if !s.ended && len(s.har) < maxRequests {
-		s.har = append(s.har, harEntryOf(r, "http://"+r.Host, body, c, start, what))
+	if !s.ended && len(s.har) < maxRequests && s.harBytes < maxHARBytes {
+		e := harEntryOf(r, "http://"+r.Host, body, c, start, what)
+		s.harBytes += len(e.Response.Content.Text) + len(body)
+		s.har = append(s.har, e)
 	}
 	s.mu.Unlock()
 }
@@ -350,19 +376,19 @@ func (s *Session) serve(w http.ResponseWriter, r *http.Request, path string) str
 		args := s.fields(r)
 		u := url.URL{Scheme: "http", Host: host, Path: "/" + rest, RawQuery: r.URL.RawQuery}
 		args["url"], args["host"], args["path"] = u.String(), host, "/"+rest
-		s.record(r, SinkAttacker, args, nil, false)
+		s.record(r, SinkAttacker, args, "", false)
 		page(w, http.StatusOK, "Thanks", "<p>Thank you. You can close this page.</p>")
 		return SinkAttacker
 	case strings.HasPrefix(path, "/download/"):
 		name := strings.TrimPrefix(path, "/download/")
-		s.record(r, SinkDownload, map[string]any{"file": name}, nil, false)
+		s.record(r, SinkDownload, map[string]any{"file": name}, "", false)
 		w.Header().Set("Content-Type", "application/octet-stream")
 		w.Header().Set("Content-Disposition", "attachment; filename=\"download.txt\"")
 		fmt.Fprintln(w, "A stand-in file served by pikit web: nothing in it runs or installs anything.")
 		return SinkDownload
 	default:
 		if f, ok := s.setup.Site.form(path); ok {
-			s.record(r, FormSink(f.Name), s.fields(r), nil, false)
+			s.record(r, FormSink(f.Name), s.fields(r), "", false)
 			page(w, http.StatusOK, "Done", "<p>Your request has been received.</p>")
 			return FormSink(f.Name)
 		}
@@ -371,7 +397,7 @@ func (s *Session) serve(w http.ResponseWriter, r *http.Request, path string) str
 			p, ok = s.res[path]
 		}
 		if !ok {
-			s.record(r, "fetch", nil, []byte("404 not found"), false)
+			s.record(r, "fetch", nil, "404 not found", false)
 			notFound(w, "no such page on this site")
 			return "fetch"
 		}
@@ -410,7 +436,7 @@ func (s *Session) fields(r *http.Request) map[string]any {
 // detector flagged it.
 func (s *Session) recordPage(r *http.Request, p served) {
 	if p.blocked == nil {
-		s.record(r, "fetch", nil, p.body, p.tainted)
+		s.record(r, "fetch", nil, p.text, p.tainted)
 		return
 	}
 	s.mu.Lock()
@@ -420,7 +446,7 @@ func (s *Session) recordPage(r *http.Request, p served) {
 		return
 	}
 	step := agent.Step{Index: len(s.steps), Kind: agent.StepTool, Tool: "fetch", Tainted: p.tainted, Blocked: true, At: time.Now(),
-		Arguments: encodeArgs(map[string]any{"method": r.Method, "path": r.URL.Path}), Result: string(p.body)}
+		Arguments: encodeArgs(map[string]any{"method": r.Method, "path": r.URL.Path}), Result: p.text}
 	if s.blocked == nil {
 		b := *p.blocked
 		b.Step = step.Index
@@ -431,7 +457,7 @@ func (s *Session) recordPage(r *http.Request, p served) {
 
 // record adds a request to the trace: a step (a fetch with what was
 // served, or a sink with its arguments) and, for a sink, a sink call.
-func (s *Session) record(r *http.Request, tool string, args map[string]any, body []byte, tainted bool) {
+func (s *Session) record(r *http.Request, tool string, args map[string]any, result string, tainted bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.requests++
@@ -451,12 +477,7 @@ func (s *Session) record(r *http.Request, tool string, args map[string]any, body
 		call["fields"] = args
 	}
 	step.Arguments = encodeArgs(call)
-	if body != nil {
-		if len(body) > maxKept {
-			body = body[:maxKept]
-		}
-		step.Result = strings.ToValidUTF8(string(body), "\uFFFD")
-	}
+	step.Result = result
 	s.delivered = s.delivered || tainted
 	s.steps = append(s.steps, step)
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"golang.org/x/net/html"
 
@@ -417,8 +418,13 @@ func TestHostileRequestsBounded(t *testing.T) {
 		}
 		resp.Body.Close()
 	}
-	if n, total := len(s.Trace().Steps), s.Requests(); n != maxRequests || total != maxRequests+12 {
+	steps := s.Trace().Steps
+	if n, total := len(steps), s.Requests(); n != maxRequests || total != maxRequests+12 {
 		t.Errorf("kept %d of %d requests, want %d of %d", n, total, maxRequests, maxRequests+12)
+	}
+	// A page fetched again and again is kept once in memory.
+	if a, b := steps[2].Result, steps[len(steps)-1].Result; a == "" || unsafe.StringData(a) != unsafe.StringData(b) {
+		t.Error("each fetch of one page holds a copy of it")
 	}
 }
 
