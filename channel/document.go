@@ -1,11 +1,9 @@
 package channel
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 
-	"github.com/pikit-go/pikit/internal/lazy"
 	"github.com/pikit-go/pikit/method"
 )
 
@@ -35,8 +33,6 @@ var (
 // Sample returns a clean internal report.
 func (document) Sample() string { return documentSample }
 
-var footnoteMark = lazy.Regexp(`\[(\d{1,3})\]`)
-
 // Taint hides the payload as a paragraph of the document.
 func (d document) Taint(data, payload string) (string, error) {
 	nl := newline(data)
@@ -51,10 +47,10 @@ func (d document) Taint(data, payload string) (string, error) {
 
 // taint works on text with "\n" line endings.
 func (d document) taint(text, body string) string {
-	lines := strings.Split(text, "\n")
-	paras := paragraphs(lines)
 	switch d.method {
 	case "inline":
+		lines := strings.Split(text, "\n")
+		paras := paragraphs(lines)
 		if len(paras) < 2 {
 			return appendBlock(text, body)
 		}
@@ -62,27 +58,91 @@ func (d document) taint(text, body string) string {
 		out := append(append(append([]string{}, lines[:end+1]...), "", body), lines[end+1:]...)
 		return strings.Join(out, "\n")
 	case "footnote":
-		n := 1
-		for _, m := range footnoteMark().FindAllStringSubmatch(text, -1) {
-			if k, _ := strconv.Atoi(m[1]); k >= n {
-				n = k + 1
-			}
+		mark := "[" + strconv.Itoa(nextFootnote(text)) + "]"
+		block := "____\n" + mark + " " + body
+		start, end, ok := footnoteLine(text)
+		if !ok {
+			return appendBlock(text, block)
 		}
-		mark := fmt.Sprintf("[%d]", n)
-		if len(paras) > 0 {
-			p := paras[0]
-			for _, q := range paras {
-				if strings.ContainsAny(strings.Join(lines[q[0]:q[1]+1], " "), ".!?") {
-					p = q
-					break
-				}
-			}
-			lines[p[1]] = strings.TrimRight(lines[p[1]], " \t") + mark
+		// appendBlock of the text with the mark after the line, in one
+		// concatenation. The mark ends the line and the line starts after
+		// a line break, so no "\r\n" spans two pieces: newline and the
+		// trim of trailing line breaks read the pieces as the whole.
+		head, line, tail := text[:start], strings.TrimRight(text[start:end], " \t"), text[end:]
+		nl := "\n"
+		if strings.Contains(head, "\r\n") || strings.Contains(line, "\r\n") || strings.Contains(tail, "\r\n") {
+			nl = "\r\n"
 		}
-		return appendBlock(strings.Join(lines, "\n"), "____\n"+mark+" "+body)
+		return head + line + mark + strings.TrimRight(tail, "\r\n") + nl + nl + block + nl
 	default:
 		return appendBlock(text, body)
 	}
+}
+
+// nextFootnote returns the number after the highest footnote mark ([1] to
+// [999], the matches of `\[(\d{1,3})\]`) in text, or 1, in one pass over
+// the text: every document cell's carrier goes through here.
+func nextFootnote(text string) int {
+	n := 1
+	for i := 0; ; i++ {
+		j := strings.IndexByte(text[i:], '[')
+		if j < 0 {
+			return n
+		}
+		i += j
+		k, digits := 0, 0
+		for digits < 3 && i+1+digits < len(text) && '0' <= text[i+1+digits] && text[i+1+digits] <= '9' {
+			k = 10*k + int(text[i+1+digits]-'0')
+			digits++
+		}
+		if digits > 0 && i+1+digits < len(text) && text[i+1+digits] == ']' && k >= n {
+			n = k + 1
+		}
+	}
+}
+
+// footnoteLine returns the line (start and end offsets, without its line
+// break) that a footnote mark goes after: the last line of the first
+// paragraph (a run of non-blank lines) with a full stop, question or
+// exclamation mark in it, else of the first paragraph; ok is false for a
+// text of blank lines.
+func footnoteLine(text string) (start, end int, ok bool) {
+	var first, last [2]int // the first paragraph's last line, the current one's
+	paras := 0             // paragraphs so far, the current one included
+	inPara, marked := false, false
+	for ls := 0; ; {
+		le := len(text)
+		if j := strings.IndexByte(text[ls:], '\n'); j >= 0 {
+			le = ls + j
+		}
+		if line := text[ls:le]; strings.TrimSpace(line) == "" {
+			if inPara && marked {
+				return last[0], last[1], true
+			}
+			inPara, marked = false, false
+		} else {
+			if !inPara {
+				paras++
+			}
+			inPara = true
+			marked = marked || strings.ContainsAny(line, ".!?")
+			last = [2]int{ls, le}
+			if paras == 1 {
+				first = last
+			}
+		}
+		if le == len(text) {
+			break
+		}
+		ls = le + 1
+	}
+	switch {
+	case inPara && marked:
+		return last[0], last[1], true
+	case paras > 0:
+		return first[0], first[1], true
+	}
+	return 0, 0, false
 }
 
 // paragraphs returns the [first, last] line indexes of each run of

@@ -48,7 +48,12 @@ func task(instruction string) string { return strings.TrimSpace(instruction) }
 
 // paragraphs joins the non-empty parts with blank lines.
 func paragraphs(parts ...string) string {
+	size := 0
+	for _, p := range parts {
+		size += len(p) + 2
+	}
 	var b strings.Builder
+	b.Grow(size)
 	for _, p := range parts {
 		if p == "" {
 			continue

@@ -55,42 +55,81 @@ func (r *retokenization) Apply(prompt, _ string) string {
 
 func isWordRune(c rune) bool { return unicode.IsLetter(c) || unicode.IsDigit(c) || unicode.IsMark(c) }
 
+// retokenize returns s with its long words split, and whether it split
+// one. Text between long words is copied a run at a time, and ASCII is
+// classified by a table: every tool result of a retokenization cell goes
+// through here, and a rune-by-rune copy was most of its cost.
 func (r *retokenization) retokenize(s string) (string, bool) {
 	var b strings.Builder
-	split := false
-	for len(s) > 0 {
-		i := strings.IndexFunc(s, isWordRune)
-		if i < 0 {
-			b.WriteString(s)
-			break
-		}
-		b.WriteString(s[:i])
-		s = s[i:]
-		j := strings.IndexFunc(s, func(c rune) bool { return !isWordRune(c) })
-		if j < 0 {
-			j = len(s)
-		}
-		word := s[:j]
-		s = s[j:]
-		n := utf8.RuneCountInString(word)
-		if n <= r.minLen {
-			b.WriteString(word)
+	start := 0 // the text not yet copied
+	for i := 0; i < len(s); {
+		// The next word's start.
+		if c := s[i]; c < utf8.RuneSelf {
+			if !asciiWord[c] {
+				i++
+				continue
+			}
+		} else if c, size := utf8.DecodeRuneInString(s[i:]); !isWordRune(c) {
+			i += size
 			continue
 		}
-		split = true
-		pieces := (n + r.piece - 1) / r.piece
-		for k := range pieces {
-			// Piece k holds runes [k*n/pieces, (k+1)*n/pieces).
-			size := (k+1)*n/pieces - k*n/pieces
-			if k > 0 {
-				b.WriteString(r.sep)
+		// Its end, and its length in runes.
+		j, n := i, 0
+		for ; j < len(s); n++ {
+			if c := s[j]; c < utf8.RuneSelf {
+				if !asciiWord[c] {
+					break
+				}
+				j++
+				continue
 			}
-			for range size {
-				_, w := utf8.DecodeRuneInString(word)
-				b.WriteString(word[:w])
-				word = word[w:]
+			c, size := utf8.DecodeRuneInString(s[j:])
+			if !isWordRune(c) {
+				break
 			}
+			j += size
 		}
+		if n > r.minLen {
+			if start == 0 {
+				b.Grow(len(s) + len(s)/8)
+			}
+			b.WriteString(s[start:i])
+			r.split(&b, s[i:j], n)
+			start = j
+		}
+		i = j
 	}
-	return b.String(), split
+	if start == 0 {
+		return s, false
+	}
+	b.WriteString(s[start:])
+	return b.String(), true
 }
+
+// split writes word, of n runes, in near-equal pieces of at most r.piece
+// runes, r.sep between them.
+func (r *retokenization) split(b *strings.Builder, word string, n int) {
+	pieces := (n + r.piece - 1) / r.piece
+	for k := range pieces {
+		// Piece k holds runes [k*n/pieces, (k+1)*n/pieces).
+		size := (k+1)*n/pieces - k*n/pieces
+		if k > 0 {
+			b.WriteString(r.sep)
+		}
+		end := 0
+		for range size {
+			_, w := utf8.DecodeRuneInString(word[end:])
+			end += w
+		}
+		b.WriteString(word[:end])
+		word = word[end:]
+	}
+}
+
+// asciiWord marks the ASCII bytes isWordRune accepts: letters and digits.
+var asciiWord = func() (t [utf8.RuneSelf]bool) {
+	for c := range rune(utf8.RuneSelf) {
+		t[c] = isWordRune(c)
+	}
+	return t
+}()

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/pikit-go/pikit/method"
 )
@@ -58,22 +59,52 @@ func (s *spotlighting) Apply(prompt, _ string) string {
 }
 
 // datamark replaces every run of spaces within a line with marker; line
-// breaks stay, so the text keeps its shape.
+// breaks stay, so the text keeps its shape. A byte that is not UTF-8
+// becomes U+FFFD. Text between spaces is copied a run at a time, not rune
+// by rune: every tool result of a datamarking cell goes through here.
 func datamark(s, marker string) string {
 	var b strings.Builder
 	b.Grow(len(s) + len(s)/4)
 	inSpace := false
-	for _, r := range s {
-		if r != '\n' && r != '\r' && unicode.IsSpace(r) {
+	start := 0 // the run of text not yet copied
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c != ' ' && (c < '\t' || c > '\r' || c == '\n' || c == '\r') {
+				inSpace = false
+				i++
+				continue
+			}
+			// A space, a tab, a vertical tab or a form feed.
+			b.WriteString(s[start:i])
 			if !inSpace {
 				b.WriteString(marker)
 			}
 			inSpace = true
+			i++
+			start = i
 			continue
 		}
-		inSpace = false
-		b.WriteRune(r)
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b.WriteString(s[start:i])
+			b.WriteRune(r)
+			inSpace = false
+		case unicode.IsSpace(r):
+			b.WriteString(s[start:i])
+			if !inSpace {
+				b.WriteString(marker)
+			}
+			inSpace = true
+		default:
+			inSpace = false
+			i += size
+			continue
+		}
+		i += size
+		start = i
 	}
+	b.WriteString(s[start:])
 	return b.String()
 }
 

@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"math/bits"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -67,11 +68,17 @@ func degenerate(reply *normal, cut bool) (loop, bool) {
 	// counting every run that hashes to it, so that no run occurs more
 	// often than its bucket says, and no more words are in repeats than
 	// those whose run found its bucket taken. Most replies fail one of
-	// the two bounds and are done here.
+	// the two bounds and are done here. Any hash of a run's words keeps
+	// the bounds, so this pass uses a cheap one (see quickKey), and the
+	// words' own hashes are taken only for a reply that passes.
 	var buckets [8192]uint8
 	most, inRepeats, coveredTo := 0, 0, 0
+	k0, k1, k2 := quickKey(reply, 0), quickKey(reply, 1), quickKey(reply, 2)
 	for i := 0; i+loopGram <= n; i++ {
-		b := &buckets[gram(reply, i)%uint64(len(buckets))]
+		k3 := quickKey(reply, i+3)
+		g := k0 ^ bits.RotateLeft64(k1, 13) ^ bits.RotateLeft64(k2, 29) ^ bits.RotateLeft64(k3, 43)
+		k0, k1, k2 = k1, k2, k3
+		b := &buckets[g>>(64-13)]
 		if *b > 0 {
 			inRepeats += i + loopGram - max(i, coveredTo)
 			coveredTo = i + loopGram
@@ -83,6 +90,10 @@ func degenerate(reply *normal, cut bool) (loop, bool) {
 	}
 	if most < loopRepeats || float64(inRepeats) < bar*float64(n) {
 		return loop{}, false
+	}
+	hashes := make([]uint64, n)
+	for i, w := range reply.words {
+		hashes[i] = wordHash(reply.norm[w.ns:w.ne])
 	}
 	// An open-addressed table of the runs seen, keyed by their hash; a
 	// short reply's fits on the stack.
@@ -104,7 +115,7 @@ func degenerate(reply *normal, cut bool) (loop, bool) {
 	coveredTo = 0 // the end of the last one
 	best := seen{}
 	for i := 0; i+loopGram <= n; i++ {
-		g := gram(reply, i)
+		g := gram(hashes, i)
 		j := int(g>>32) & mask
 		for table[j].h != 0 && table[j].h != g {
 			j = (j + 1) & mask
@@ -131,14 +142,43 @@ func degenerate(reply *normal, cut bool) (loop, bool) {
 	return l, l.repeats >= loopRepeats && l.cover >= bar
 }
 
-// gram returns a hash, never 0, of the loopGram words of the reply from
-// word i on.
-func gram(reply *normal, i int) uint64 {
+// gram returns a hash, never 0, of the loopGram words from word i on,
+// given the hashes of the reply's words.
+func gram(hashes []uint64, i int) uint64 {
 	g := uint64(1)
-	for _, w := range reply.words[i : i+loopGram] {
-		g = (g^w.hash)*0x100000001b3 + 0x9e3779b97f4a7c15
+	for _, h := range hashes[i : i+loopGram] {
+		g = (g^h)*0x100000001b3 + 0x9e3779b97f4a7c15
 	}
 	return g | 1
+}
+
+// quickKey returns a key of word i of the reply, mixed for use as a
+// hash: its length and first eight bytes. Words that differ further on
+// share a key, which only costs the first pass of degenerate some of its
+// power to rule a reply out.
+func quickKey(reply *normal, i int) uint64 {
+	w := reply.words[i]
+	l := int(w.ne - w.ns)
+	s := reply.norm[w.ns:]
+	if len(s) < 8 {
+		return quickKeyShort(s, l)
+	}
+	x := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+	x &= ^uint64(0) >> (64 - 8*min(l, 8))
+	return (x ^ uint64(l)) * quickMix
+}
+
+const quickMix = 0x9e3779b97f4a7c15
+
+// quickKeyShort is quickKey for a word of length l at the start of s,
+// fewer than eight bytes before the form's end.
+func quickKeyShort(s string, l int) uint64 {
+	var x uint64
+	for j := range min(l, 8) {
+		x |= uint64(s[j]) << (8 * j)
+	}
+	return (x ^ uint64(l)) * quickMix
 }
 
 // cutShort reports whether text stops mid-sentence: its last character

@@ -104,9 +104,14 @@ const maxPooledWords = 1 << 16
 
 // Judge implements Judge.
 func (Rule) Judge(_ context.Context, tr agent.Trace, task Task) (Verdict, error) {
-	v := Verdict{Signals: []string{}}
+	// Room for the signals of most verdicts (two or three), allocated
+	// once rather than grown one by one.
+	v := Verdict{Signals: make([]string, 0, 4)}
 	signal := func(name string, step int, detail string) {
 		v.Signals = append(v.Signals, name)
+		if v.Evidence == nil {
+			v.Evidence = make([]Evidence, 0, 4)
+		}
 		v.Evidence = append(v.Evidence, Evidence{Signal: name, Step: step, Detail: detail})
 	}
 	decide := func(o Outcome, confidence, reason string) (Verdict, error) {
@@ -368,7 +373,7 @@ func scanCanary(reply *normal, final string, task Task, tr agent.Trace) canarySc
 	if strings.TrimSpace(task.Canary) == "" {
 		return sc
 	}
-	c := newCanaryForm(task.Canary)
+	c := canaryFormOf(task.Canary)
 	if len(c.needles) == 0 {
 		return sc
 	}
@@ -384,10 +389,11 @@ func scanCanary(reply *normal, final string, task Task, tr agent.Trace) canarySc
 	inputsOnce := func() {
 		if !loaded {
 			given = normalInputs(tr, task, c)
-			before, after, verb = request(task.Text, c)
-			if before == 0 && after == 0 && verb == "" && task.Payload != "" {
-				before, after, verb = request(task.Payload, c)
+			r := requestOf(task.Text, task.Canary, c)
+			if r.before == 0 && r.after == 0 && r.verb == "" && task.Payload != "" {
+				r = requestOf(task.Payload, task.Canary, c)
 			}
+			before, after, verb = r.before, r.after, r.verb
 			loaded = true
 		}
 	}
@@ -508,15 +514,8 @@ func normalInputs(tr agent.Trace, task Task, c canaryForm) []input {
 			return
 		}
 		n := normalOf(s)
-		var occ [][2]int
-		for _, needle := range c.needles {
-			occ = append(occ, spans(n, needle)...)
-		}
-		if len(occ) > maxEchoSources {
-			occ = occ[:maxEchoSources]
-		}
-		if len(occ) > 0 {
-			out = append(out, input{norm: n, words: strings.Count(n, " ") - 1, occ: occ})
+		if occ := n.spans(c.needles); len(occ) > 0 {
+			out = append(out, input{norm: n.norm, words: n.words, occ: occ})
 		}
 	}
 	add(task.Text)

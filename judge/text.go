@@ -1,7 +1,6 @@
 package judge
 
 import (
-	"encoding/binary"
 	"slices"
 	"strings"
 	"unicode"
@@ -25,9 +24,8 @@ import (
 // word locates one word of a normalised text: where it sits in the
 // padded normal form and in the original text.
 type word struct {
-	ns, ne int32  // in the padded normal form: the word is norm[ns:ne]
-	os, oe int32  // in the original text
-	hash   uint64 // of the word's normal form
+	ns, ne int32 // in the padded normal form: the word is norm[ns:ne]
+	os, oe int32 // in the original text
 }
 
 // original returns where the word sits in the original text.
@@ -39,97 +37,6 @@ type normal struct {
 	// the first and after the last, so " "+phrase+" " finds whole words.
 	norm  string
 	words []word // nil unless asked for
-}
-
-// normalize returns text's normal form, with the place of each word when
-// locate is set.
-func normalize(text string, locate bool) normal {
-	var words []word
-	if locate {
-		words = make([]word, 0, len(text)/5+1)
-	}
-	return normalizeInto(text, words, locate)
-}
-
-// normalizeInto is normalize appending the words, when locate is set, to
-// words (whose room a caller may reuse).
-func normalizeInto(text string, words []word, locate bool) normal {
-	buf := make([]byte, 1, len(text)+2)
-	buf[0] = ' '
-	for i := 0; i < len(text); {
-		if c := text[i]; c < utf8.RuneSelf && asciiFold[c] == 0 {
-			i++
-			continue
-		}
-		start, ns := i, len(buf)
-		for i < len(text) {
-			if text[i] < utf8.RuneSelf {
-				// A run of ASCII letters and digits, copied whole and
-				// lower-cased in place.
-				j, upper := i, false
-				for ; j < len(text); j++ {
-					c := text[j]
-					if asciiFold[c] == 0 && !(c == '_' && j > i && j+1 < len(text) && alnum(text[j+1])) {
-						break
-					}
-					upper = upper || 'A' <= c && c <= 'Z'
-				}
-				if j == i {
-					break
-				}
-				from := len(buf)
-				buf = append(buf, text[i:j]...)
-				if upper {
-					for k := from; k < len(buf); k++ {
-						buf[k] = asciiFold[buf[k]]
-					}
-				}
-				i = j
-				continue
-			}
-			r, size := utf8.DecodeRuneInString(text[i:])
-			if ideograph(r) {
-				if len(buf) == ns { // a word by itself
-					buf = utf8.AppendRune(buf, r)
-					i += size
-				}
-				break
-			}
-			if !unicode.IsLetter(r) && !unicode.IsDigit(r) && !(unicode.IsMark(r) && len(buf) > ns) {
-				break
-			}
-			buf = utf8.AppendRune(buf, unicode.ToLower(r))
-			i += size
-		}
-		if len(buf) == ns { // a separator outside ASCII
-			_, size := utf8.DecodeRuneInString(text[i:])
-			i += size
-			continue
-		}
-		if locate {
-			words = append(words, word{ns: int32(ns), ne: int32(len(buf)), os: int32(start), oe: int32(i), hash: wordHash(buf[ns:])})
-		}
-		buf = append(buf, ' ')
-	}
-	return normal{norm: string(buf), words: words}
-}
-
-// wordHash hashes a word's normal form eight bytes at a time: words are
-// hashed for every reply, and a byte-at-a-time hash was a large part of
-// normalising one.
-func wordHash(b []byte) uint64 {
-	h := uint64(len(b)) * 0x9e3779b97f4a7c15
-	for len(b) >= 8 {
-		h = (h ^ binary.LittleEndian.Uint64(b)) * 0xbf58476d1ce4e5b9
-		h ^= h >> 31
-		b = b[8:]
-	}
-	var tail uint64
-	for i, c := range b {
-		tail |= uint64(c) << (8 * i)
-	}
-	h = (h ^ tail) * 0x94d049bb133111eb
-	return h ^ h>>29
 }
 
 // asciiFold maps an ASCII letter or digit to its lower case, and every

@@ -722,7 +722,10 @@ func sinkArgs(m map[string]any) map[string]string {
 // newResult fills in what a result knows before the cell runs.
 func newResult(cell Cell, runID string) Result {
 	cfg := cell.Config
-	gen := map[string]any{"temperature": cfg.Temperature, "max_steps": cfg.MaxSteps}
+	// Maps made with room for the keys a result gets, so that the first
+	// insertions do not grow them.
+	gen := make(map[string]any, 3)
+	gen["temperature"], gen["max_steps"] = cfg.Temperature, cfg.MaxSteps
 	if cfg.SeedSet {
 		gen["seed"] = cell.Seed
 	}
@@ -730,7 +733,8 @@ func newResult(cell Cell, runID string) Result {
 	if cell.Direct() {
 		mode = "direct"
 	}
-	meta := map[string]any{"mode": constant(mode), "judge": constant(cfg.JudgeType), "schema_version": SchemaVersion, "runtime_version": goVersion}
+	meta := make(map[string]any, 8)
+	meta["mode"], meta["judge"], meta["schema_version"], meta["runtime_version"] = constant(mode), constant(cfg.JudgeType), SchemaVersion, goVersion
 	if cfg.CaseDescription != "" {
 		meta["case_description"] = cfg.CaseDescription
 	}

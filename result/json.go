@@ -3,8 +3,10 @@ package result
 import (
 	"encoding/json"
 	"math"
+	"math/bits"
 	"slices"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/pikit-go/pikit/agent"
@@ -30,7 +32,8 @@ import (
 // NaN. Result's UnmarshalJSON reads the line back, references resolved.
 //
 // When dst lacks room for an estimate of the encoding's size, AppendJSON
-// grows it by that much first, so AppendJSON(nil) usually allocates once.
+// encodes the line apart and grows dst once to take it (with room for a
+// newline after it), so AppendJSON(nil) allocates once.
 func (r *Result) AppendJSON(dst []byte) []byte { return r.appendJSON(dst, true) }
 
 // MarshalJSON returns r's result line (see AppendJSON).
@@ -38,10 +41,37 @@ func (r Result) MarshalJSON() ([]byte, error) { return r.appendJSON(nil, true), 
 
 // appendJSON appends r's encoding, with its trace's texts written once
 // (refs) or every one in full, as json.Marshal writes the same values.
+//
+// A dst without room for the size estimate gets the line encoded in a
+// pooled buffer first and copied in: the estimate counts every text in
+// full, though most of a trace's are written as references, so the line
+// is often less than half of it, and a buffer made to the estimate was
+// mostly room cleared for nothing. The copy allocates the line's length,
+// and one byte more for the newline a writer adds.
 func (r *Result) appendJSON(dst []byte, refs bool) []byte {
-	if hint := r.sizeHint(); cap(dst)-len(dst) < hint {
-		dst = append(make([]byte, 0, len(dst)+hint), dst...)
+	hint := r.sizeHint()
+	if cap(dst)-len(dst) >= hint {
+		return r.encode(dst, refs)
 	}
+	buf := lineBuffers.Get().(*[]byte)
+	line := r.encode(slices.Grow((*buf)[:0], hint), refs)
+	line = append(line, '\n')
+	dst = append(dst, line...)
+	if cap(line) <= maxPooledLine {
+		*buf = line
+		lineBuffers.Put(buf)
+	}
+	return dst[:len(dst)-1]
+}
+
+// lineBuffers holds appendJSON's buffers; maxPooledLine bounds those kept
+// for reuse.
+var lineBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxPooledLine = 1 << 20
+
+// encode appends r's encoding to dst (see appendJSON).
+func (r *Result) encode(dst []byte, refs bool) []byte {
 	dst = append(dst, `{"key":`...)
 	dst = appendString(dst, r.Key)
 	dst = append(dst, `,"attack":`...)
@@ -603,11 +633,16 @@ const htmlSafe = "" +
 	"\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01"
 
 // appendString appends s as a JSON string, escaped as json.Marshal escapes
-// it.
+// it. Text is read eight bytes at a time up to the next byte that needs an
+// escape or is not ASCII (see skipPlain): most of any text is passed over
+// that way. The rest goes a byte or a rune at a time.
 func appendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		if i = skipPlain(s, i); i == len(s) {
+			break
+		}
 		b := s[i]
 		if b < utf8.RuneSelf {
 			if htmlSafe[b] != 0 {
@@ -655,6 +690,32 @@ func appendString(dst []byte, s string) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// skipPlain returns the index of the first byte of s from i on that is
+// not ASCII that JSON strings hold as they are (see htmlSafe): outside
+// ASCII, below a space, or one of ", \, <, > and &. It reads eight bytes
+// at a time, and stops short, at the first of them, when fewer than eight
+// are left.
+func skipPlain(s string, i int) int {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	for ; i+8 <= len(s); i += 8 {
+		w := s[i : i+8]
+		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+		// (y-lo)&^y sets the top bit of the bytes of y that are 0, exactly
+		// up to the first one (a borrow may set more above it); likewise
+		// (x-0x20*lo)&^x for bytes below a space. The lowest bit set is
+		// the first special byte.
+		angle := x | 0x02*lo ^ 0x3e*lo // 0 for < and > (0x3c, 0x3e)
+		quote := x | 0x04*lo ^ 0x26*lo // 0 for " and & (0x22, 0x26)
+		slash := x ^ 0x5c*lo           // 0 for a backslash
+		m := (x | (x-0x20*lo)&^x | (angle-lo)&^angle | (quote-lo)&^quote | (slash-lo)&^slash) & hi
+		if m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	return i
 }
 
 // sortedKeysInto appends m's keys to keys, sorted as encoding/json orders
