@@ -111,6 +111,7 @@ func declaredSites(sec map[string]any, bad func(key, format string, args ...any)
 	if !ok {
 		return nil, nil
 	}
+	registerBuiltin() // a declared site may not take a built-in's name
 	tables, ok := v.(map[string]any)
 	if !ok {
 		bad("web.sites", "want tables [web.sites.NAME], got %s", method.Describe(v))

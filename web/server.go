@@ -10,7 +10,6 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/pikit-go/pikit/agent"
 	"github.com/pikit-go/pikit/channel"
+	"github.com/pikit-go/pikit/internal/lazy"
 	"github.com/pikit-go/pikit/internal/localhost"
 	"github.com/pikit-go/pikit/matrix"
 )
@@ -264,13 +264,13 @@ func (s *Session) taint(serverURL, page string) (string, error) {
 }
 
 // dataURL finds the data: URLs a placement writes (base64 only).
-var dataURL = regexp.MustCompile(`data:([a-zA-Z]+/[a-zA-Z0-9.+-]+)((?:;[a-zA-Z-]+=[a-zA-Z0-9-]+)*);base64,([A-Za-z0-9+/]*=*)`)
+var dataURL = lazy.Regexp(`data:([a-zA-Z]+/[a-zA-Z0-9.+-]+)((?:;[a-zA-Z-]+=[a-zA-Z0-9-]+)*);base64,([A-Za-z0-9+/]*=*)`)
 
 // lift replaces each data: URL in text by the path of a resource of the
 // session that serves its content (a redirect's page is lifted in turn).
 func (s *Session) lift(text, payload string, depth int) string {
-	return dataURL.ReplaceAllStringFunc(text, func(m string) string {
-		sub := dataURL.FindStringSubmatch(m)
+	return dataURL().ReplaceAllStringFunc(text, func(m string) string {
+		sub := dataURL().FindStringSubmatch(m)
 		body, err := base64.StdEncoding.DecodeString(sub[3])
 		if err != nil || depth > 2 {
 			return m
@@ -305,13 +305,13 @@ func firstLine(s string) string {
 
 // relativeRef finds the relative links of the built-in pages: href, src
 // and action values that are not absolute, not a fragment and not a URL.
-var relativeRef = regexp.MustCompile(`\b(href|src|action)="([^"#/:][^":]*)?"`)
+var relativeRef = lazy.Regexp(`\b(href|src|action)="([^"#/:][^":]*)?"`)
 
 // absolute makes the page's relative links paths under base, so that an
 // agent that ignores <base> (a fetch tool) follows them right too.
 func absolute(page, base string) string {
-	return relativeRef.ReplaceAllStringFunc(page, func(m string) string {
-		sub := relativeRef.FindStringSubmatch(m)
+	return relativeRef().ReplaceAllStringFunc(page, func(m string) string {
+		sub := relativeRef().FindStringSubmatch(m)
 		ref := strings.TrimPrefix(sub[2], "./")
 		return sub[1] + `="` + base + ref + `"`
 	})

@@ -141,6 +141,7 @@ func register(s *Site) {
 
 // Sites names the built-in sites, sorted.
 func Sites() []string {
+	registerBuiltin()
 	names := make([]string, 0, len(builtin))
 	for n := range builtin {
 		names = append(names, n)
@@ -151,6 +152,7 @@ func Sites() []string {
 
 // LookupSite returns a built-in site.
 func LookupSite(name string) (*Site, error) {
+	registerBuiltin()
 	if s, ok := builtin[name]; ok {
 		return s, nil
 	}
@@ -189,6 +191,7 @@ table{border-collapse:collapse}td,th{padding:.3rem .8rem;border-bottom:1px solid
 // [web] keys start and page, with the site's pages as their choices, and
 // its sinks in the description.
 func Infos() []method.Info {
+	registerBuiltin()
 	var out []method.Info
 	for _, name := range Sites() {
 		s := builtin[name]

@@ -1,17 +1,18 @@
 package web
 
+import "sync"
+
 // The built-in sites. Every link is relative: a session's pages carry
 // <base href="/s/SESSION/">, so "cart" is the session's cart whatever
 // page links to it. Every text here is written for pikit.
 
-func init() {
-	register(shopSite())
-	register(forumSite())
-	register(docsSite())
-	register(webmailSite())
-	register(searchSite())
-	register(travelSite())
-}
+// registerBuiltin builds the built-in sites, on first use: nothing is
+// built at init (pikit --help stays fast).
+var registerBuiltin = sync.OnceFunc(func() {
+	for _, site := range []func() *Site{shopSite, forumSite, docsSite, webmailSite, searchSite, travelSite} {
+		register(site())
+	}
+})
 
 const shopFooter = `&copy; 2025 Alder &amp; Pine Outfitters &middot; <a href="returns">Returns</a> &middot; <a href="contact">Contact</a>`
 
