@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/pikit-go/pikit/agent"
@@ -55,14 +54,14 @@ type Driver struct {
 	// secret (agentenv.Secret) is withheld from it. See CheckPassEnv.
 	PassEnv []string
 
-	rules ruleCache
+	rules matrix.PerConfig[Rules]
 }
 
 // Drive implements matrix.Driver: it opens a session for the cell, runs
 // the agent command with its base URLs pointing at it, and returns the
 // session's trace when the command exits.
 func (d *Driver) Drive(ctx context.Context, dr matrix.Drive) (agent.Trace, error) {
-	rules, err := d.rules.get(dr.Cell.Config)
+	rules, err := d.rules.Get(dr.Cell.Config, ParseRules)
 	if err != nil {
 		return agent.Trace{}, err
 	}
@@ -138,30 +137,6 @@ func (d *Driver) environ(proxy []string) (env, withheld []string) {
 func (d *Driver) Withheld() []string {
 	_, w := d.environ(Env("", ""))
 	return w
-}
-
-// ruleCache parses each config's [proxy] rules once; the drivers share
-// it between their workers.
-type ruleCache struct {
-	mu    sync.Mutex
-	rules map[*matrix.Config]Rules
-}
-
-func (c *ruleCache) get(cfg *matrix.Config) (Rules, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if r, ok := c.rules[cfg]; ok {
-		return r, nil
-	}
-	r, err := ParseRules(cfg)
-	if err != nil {
-		return r, err
-	}
-	if c.rules == nil {
-		c.rules = map[*matrix.Config]Rules{}
-	}
-	c.rules[cfg] = r
-	return r, nil
 }
 
 // Env returns the variables that point an agent at session id of the

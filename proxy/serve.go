@@ -38,7 +38,7 @@ type Serve struct {
 
 	once  sync.Once
 	q     claim.Queue[*Session]
-	rules ruleCache
+	rules matrix.PerConfig[Rules]
 }
 
 func (sv *Serve) init() {
@@ -90,7 +90,7 @@ func (sv *Serve) find(id string) (*Session, bool) {
 // open opens session id on a cell, to end after IdleTimeout without a
 // request.
 func (sv *Serve) open(_ context.Context, id string, d matrix.Drive) (*Session, error) {
-	rules, err := sv.rules.get(d.Cell.Config)
+	rules, err := sv.rules.Get(d.Cell.Config, ParseRules)
 	if err != nil {
 		return nil, err
 	}

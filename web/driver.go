@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/pikit-go/pikit/agent"
@@ -59,15 +58,14 @@ type Driver struct {
 	Model    *proxy.Server
 	ModelURL string
 
-	mu     sync.Mutex
-	setups map[*matrix.Config]Setup
+	setups matrix.PerConfig[Setup]
 }
 
 // Drive implements matrix.Driver: it opens a session for the cell, runs
 // the agent command at its start page, and returns the session's trace,
 // the command's output as the final text, when the command exits.
 func (d *Driver) Drive(ctx context.Context, dr matrix.Drive) (agent.Trace, error) {
-	st, err := d.setup(dr.Cell.Config)
+	st, err := d.setups.Get(dr.Cell.Config, ParseSetup)
 	if err != nil {
 		return agent.Trace{}, err
 	}
@@ -106,24 +104,6 @@ func (d *Driver) Drive(ctx context.Context, dr matrix.Drive) (agent.Trace, error
 		return tr, fmt.Errorf("the agent command made no request to its session: does it open %s (or {web_url})?", EnvURL)
 	}
 	return tr, nil
-}
-
-// setup parses each config's [web] section once.
-func (d *Driver) setup(cfg *matrix.Config) (Setup, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if st, ok := d.setups[cfg]; ok {
-		return st, nil
-	}
-	st, err := ParseSetup(cfg)
-	if err != nil {
-		return st, err
-	}
-	if d.setups == nil {
-		d.setups = map[*matrix.Config]Setup{}
-	}
-	d.setups[cfg] = st
-	return st, nil
 }
 
 // run runs the command for session s and returns the tail of its output.

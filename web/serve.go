@@ -40,8 +40,7 @@ type Serve struct {
 
 	once   sync.Once
 	q      claim.Queue[*Session]
-	mu     sync.Mutex
-	setups map[*matrix.Config]Setup
+	setups matrix.PerConfig[Setup]
 }
 
 func (sv *Serve) init() {
@@ -102,20 +101,10 @@ func (sv *Serve) find(id string) (*Session, bool) {
 // open opens session id on a cell, to end after IdleTimeout without a
 // request.
 func (sv *Serve) open(_ context.Context, id string, d matrix.Drive) (*Session, error) {
-	sv.mu.Lock()
-	st, ok := sv.setups[d.Cell.Config]
-	if !ok {
-		var err error
-		if st, err = ParseSetup(d.Cell.Config); err != nil {
-			sv.mu.Unlock()
-			return nil, err
-		}
-		if sv.setups == nil {
-			sv.setups = map[*matrix.Config]Setup{}
-		}
-		sv.setups[d.Cell.Config] = st
+	st, err := sv.setups.Get(d.Cell.Config, ParseSetup)
+	if err != nil {
+		return nil, err
 	}
-	sv.mu.Unlock()
 	s, err := sv.Server.Open(id, d, st)
 	if err != nil {
 		return nil, err
