@@ -43,7 +43,7 @@ type Serve struct {
 
 func (sv *Serve) init() {
 	sv.once.Do(func() {
-		sv.q = claim.Queue[*Session]{Open: sv.open, Find: sv.find, Wait: sv.ClaimWait}
+		sv.q = claim.Queue[*Session]{Open: sv.open, Find: sv.find, Wait: sv.ClaimWait, Ended: (*Session).Ended, Close: sv.Server.Close}
 		sv.Server.Claim = sv.q.Claim
 	})
 }
@@ -58,18 +58,14 @@ func (sv *Serve) Finish() {
 // and returns that session's trace when it ends.
 func (sv *Serve) Drive(ctx context.Context, d matrix.Drive) (agent.Trace, error) {
 	sv.init()
-	s, err := sv.q.Offer(ctx, d)
-	if err != nil {
+	s, err := sv.q.Serve(ctx, d)
+	if s == nil {
 		return agent.Trace{}, err
 	}
-	select {
-	case <-s.Ended():
-	case <-ctx.Done():
-		sv.Server.Close(s)
-		return s.Trace(), ctx.Err()
-	}
-	sv.Server.Close(s)
 	tr := s.Trace()
+	if err != nil {
+		return tr, err
+	}
 	if tr.ModelCalls == 0 {
 		if why := s.unanswered(); why != "" {
 			return tr, fmt.Errorf("session %s ended without a model answer: %s", s.ID, why)

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -88,14 +87,8 @@ func (d *Driver) Drive(ctx context.Context, dr matrix.Drive) (agent.Trace, error
 		tr = Merge(ps.Trace(), tr)
 	}
 	tr.FinalText = out
-	if d.HARDir != "" {
-		har, err := s.HAR()
-		if err == nil {
-			err = os.WriteFile(filepath.Join(d.HARDir, dr.Cell.Key+".har"), har, 0o644)
-		}
-		if err != nil {
-			return tr, fmt.Errorf("writing the cell's HAR file: %w", err)
-		}
+	if err := s.writeHAR(d.HARDir, dr.Cell.Key); err != nil {
+		return tr, err
 	}
 	if runErr != nil {
 		return tr, runErr

@@ -3,9 +3,12 @@ package web
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -174,4 +177,20 @@ func (s *Session) HAR() ([]byte, error) {
 	h.Log.Entries = append([]harEntry{}, s.har...)
 	s.mu.Unlock()
 	return json.MarshalIndent(h, "", " ")
+}
+
+// writeHAR writes the session's HAR file as dir/KEY.har (key: its
+// cell's); nothing when dir is "".
+func (s *Session) writeHAR(dir, key string) error {
+	if dir == "" {
+		return nil
+	}
+	har, err := s.HAR()
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, key+".har"), har, 0o644)
+	}
+	if err != nil {
+		return fmt.Errorf("writing the cell's HAR file: %w", err)
+	}
+	return nil
 }

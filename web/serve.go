@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -48,7 +46,7 @@ func (sv *Serve) init() {
 		if sv.IdleTimeout <= 0 {
 			sv.IdleTimeout = DefaultIdleTimeout
 		}
-		sv.q = claim.Queue[*Session]{Open: sv.open, Find: sv.find, Wait: sv.ClaimWait}
+		sv.q = claim.Queue[*Session]{Open: sv.open, Find: sv.find, Wait: sv.ClaimWait, Ended: (*Session).Ended, Close: sv.Server.Close}
 		sv.Server.Claim = sv.q.Claim
 		sv.Server.Idle = sv.IdleTimeout
 	})
@@ -64,26 +62,16 @@ func (sv *Serve) Finish() {
 // and returns that session's trace when it ends.
 func (sv *Serve) Drive(ctx context.Context, d matrix.Drive) (agent.Trace, error) {
 	sv.init()
-	s, err := sv.q.Offer(ctx, d)
-	if err != nil {
+	s, err := sv.q.Serve(ctx, d)
+	if s == nil {
 		return agent.Trace{}, err
 	}
-	select {
-	case <-s.Ended():
-	case <-ctx.Done():
-		sv.Server.Close(s)
-		return s.Trace(), ctx.Err()
-	}
-	sv.Server.Close(s)
 	tr := s.Trace()
-	if sv.HARDir != "" {
-		har, err := s.HAR()
-		if err == nil {
-			err = os.WriteFile(filepath.Join(sv.HARDir, d.Cell.Key+".har"), har, 0o644)
-		}
-		if err != nil {
-			return tr, fmt.Errorf("writing the cell's HAR file: %w", err)
-		}
+	if err != nil {
+		return tr, err
+	}
+	if err := s.writeHAR(sv.HARDir, d.Cell.Key); err != nil {
+		return tr, err
 	}
 	if s.Requests() == 0 {
 		return tr, fmt.Errorf("session %s ended without a request for a page", s.id)

@@ -29,6 +29,10 @@ type Queue[S any] struct {
 	// Wait bounds how long a new session waits for a cell (DefaultWait
 	// when 0).
 	Wait time.Duration
+	// Ended and Close, for Serve: the channel closed when a session
+	// ends, and what closes it.
+	Ended func(S) <-chan struct{}
+	Close func(S)
 
 	once   sync.Once
 	offers chan *offer[S]
@@ -95,6 +99,24 @@ func (q *Queue[S]) Offer(ctx context.Context, d matrix.Drive) (S, error) {
 		return got.s, nil
 	case <-ctx.Done():
 		return zero, ctx.Err()
+	}
+}
+
+// Serve offers the cell, waits for the session that takes it to end,
+// and closes it. With ctx done first, it closes the session all the same
+// and returns it with ctx's error; a cell no session took returns S's
+// zero value.
+func (q *Queue[S]) Serve(ctx context.Context, d matrix.Drive) (S, error) {
+	s, err := q.Offer(ctx, d)
+	if err != nil {
+		return s, err
+	}
+	defer q.Close(s)
+	select {
+	case <-q.Ended(s):
+		return s, nil
+	case <-ctx.Done():
+		return s, ctx.Err()
 	}
 }
 

@@ -118,3 +118,44 @@ func TestClaimRefusals(t *testing.T) {
 		t.Errorf("a cancelled offer: %v", err)
 	}
 }
+
+// TestServeWaitsForTheEnd: Serve returns the session once it ends, closed;
+// with the context done first, it closes it all the same.
+func TestServeWaitsForTheEnd(t *testing.T) {
+	q, _, _ := newQueue("")
+	ended := map[string]chan struct{}{"done": make(chan struct{}), "kept": make(chan struct{})}
+	var mu sync.Mutex
+	closed := map[string]bool{}
+	q.Ended = func(s *session) <-chan struct{} { return ended[s.id] }
+	q.Close = func(s *session) { mu.Lock(); closed[s.id] = true; mu.Unlock() }
+	ctx := context.Background()
+	got := make(chan error, 1)
+	go func() {
+		s, err := q.Serve(ctx, drive("a"))
+		if s == nil || s.id != "done" {
+			t.Errorf("served %v", s)
+		}
+		got <- err
+	}()
+	if _, err := q.Claim(ctx, "done"); err != nil {
+		t.Fatal(err)
+	}
+	close(ended["done"])
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	go func() { _, err := q.Serve(cctx, drive("b")); got <- err }()
+	if _, err := q.Claim(ctx, "kept"); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if err := <-got; !errors.Is(err, context.Canceled) {
+		t.Errorf("a cancelled Serve: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !closed["done"] || !closed["kept"] {
+		t.Errorf("closed %v", closed)
+	}
+}
