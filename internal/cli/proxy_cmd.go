@@ -1,18 +1,15 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/pikit-go/pikit/agent"
 	"github.com/pikit-go/pikit/dataset"
 	"github.com/pikit-go/pikit/matrix"
 	"github.com/pikit-go/pikit/proxy"
@@ -129,27 +126,6 @@ func (o *proxyOptions) newServer() *proxy.Server {
 	return &proxy.Server{BaseURL: o.BaseURL, Hosts: listenHosts(o.Listen)}
 }
 
-// listenHosts is the host a --listen address names, for a local server's
-// Host and Origin checks: none for an IP that is every address's.
-func listenHosts(listen string) []string {
-	if host, _, err := net.SplitHostPort(listen); err == nil && host != "" {
-		if ip := net.ParseIP(host); ip == nil || !ip.IsUnspecified() {
-			return []string{host}
-		}
-	}
-	return nil
-}
-
-// checkListen tries a --listen address (and lets go of it at once), so
-// that one that cannot be had is a usage error before anything runs.
-func checkListen(listen string) error {
-	ln, err := net.Listen("tcp", listen)
-	if err != nil {
-		return usage(fmt.Errorf("--listen %s: %w", listen, err))
-	}
-	return ln.Close()
-}
-
 // listen starts the proxy's HTTP server; stop shuts it down. before, when
 // set, is given the URL before the first request is served.
 func (o *proxyOptions) listen(streams IO, h http.Handler, before func(url string)) (url string, stop func(), err error) {
@@ -169,54 +145,7 @@ func (o *proxyOptions) listen(streams IO, h http.Handler, before func(url string
 	if before != nil {
 		before(url)
 	}
-	srv := proxy.NewHTTPServer(h)
-	go srv.Serve(ln)
-	return url, func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-	}, nil
-}
-
-// startFirst is a matrix.Driver that starts the proxy when the runner
-// hands it its first cell: by then every check of the run (the config,
-// the trust check, preflight, --output, a --max-cells confirmation) has
-// passed, so the URL it prints is one that serves. A run that stops
-// before its first cell never listens.
-type startFirst struct {
-	start  func() (matrix.Driver, error)
-	cancel context.CancelFunc // stops the run when the proxy cannot start
-
-	once sync.Once
-	d    matrix.Driver
-	err  error
-}
-
-// Drive implements matrix.Driver.
-func (s *startFirst) Drive(ctx context.Context, dr matrix.Drive) (agent.Trace, error) {
-	s.once.Do(func() {
-		if s.d, s.err = s.start(); s.err != nil {
-			s.cancel()
-		}
-	})
-	if s.err != nil {
-		return agent.Trace{}, s.err
-	}
-	return s.d.Drive(ctx, dr)
-}
-
-// run executes the plan with the proxy started by start (see startFirst);
-// a proxy that could not start is the command's error.
-func (o *proxyOptions) run(ctx context.Context, streams IO, src matrix.Source, start func() (matrix.Driver, error)) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	sf := &startFirst{start: start, cancel: cancel}
-	o.driver = sf
-	err := o.execute(ctx, streams, src, []string{"attack", "defense", "channel"})
-	if sf.err != nil {
-		return sf.err
-	}
-	return err
+	return url, serveUntilStopped(proxy.NewHTTPServer(h), ln), nil
 }
 
 func newProxyRunCmd(streams IO) *cobra.Command {
@@ -266,23 +195,16 @@ passes one it needs. Which were withheld is said once, by name.`,
 			if err := checkListen(o.Listen); err != nil {
 				return err
 			}
-			var stop func()
-			defer func() {
-				if stop != nil {
-					stop()
-				}
-			}()
-			return o.run(cmd.Context(), streams, src, func() (matrix.Driver, error) {
+			return o.runStarted(cmd.Context(), streams, src, func() (matrix.Driver, func(), error) {
 				srv := o.newServer()
-				url, st, err := o.listen(streams, srv, nil)
+				url, stop, err := o.listen(streams, srv, nil)
 				if err != nil {
-					return nil, err
+					return nil, nil, err
 				}
-				stop = st
 				fmt.Fprintf(streams.ErrOut, "proxy: %s\n", url)
 				d := &proxy.Driver{Server: srv, URL: url, Command: a, Timeout: o.AgentTimeout, PassEnv: o.PassEnv}
 				writeWithheld(streams, d.Withheld())
-				return d, nil
+				return d, stop, nil
 			})
 		},
 	}
@@ -333,22 +255,15 @@ at once.`,
 			if err := checkListen(o.Listen); err != nil {
 				return err
 			}
-			var stop func()
-			defer func() {
-				if stop != nil {
-					stop()
-				}
-			}()
 			sv := &proxy.Serve{Server: o.newServer(), IdleTimeout: o.IdleTimeout}
 			defer sv.Finish()
-			return o.run(cmd.Context(), streams, src, func() (matrix.Driver, error) {
-				url, st, err := o.listen(streams, sv, func(url string) { sv.URL = url })
+			return o.runStarted(cmd.Context(), streams, src, func() (matrix.Driver, func(), error) {
+				url, stop, err := o.listen(streams, sv, func(url string) { sv.URL = url })
 				if err != nil {
-					return nil, err
+					return nil, nil, err
 				}
-				stop = st
 				fmt.Fprintf(streams.ErrOut, "proxy: %s serving %d cells\n  agents: OPENAI_BASE_URL=%s/s/{session}/v1 or ANTHROPIC_BASE_URL=%s/s/{session}\n  end a session: POST %s/pikit/sessions/{session}/end\n", url, src.Len(), url, url, url)
-				return sv, nil
+				return sv, stop, nil
 			})
 		},
 	}

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -153,43 +152,29 @@ needs its model's key.`,
 			if err := o.prepare(); err != nil {
 				return err
 			}
-			var stop func()
-			defer func() {
-				if stop != nil {
-					stop()
-				}
-			}()
-			return o.run(cmd.Context(), streams, src, func() (matrix.Driver, error) {
+			return o.runStarted(cmd.Context(), streams, src, func() (matrix.Driver, func(), error) {
 				srv := o.newServer()
-				st, err := o.listen(srv, srv)
+				stop, err := o.listen(srv, srv)
 				if err != nil {
-					return nil, err
+					return nil, nil, err
 				}
-				stop = st
 				fmt.Fprintf(streams.ErrOut, "web: %s\n", srv.URL)
 				d := &web.Driver{Server: srv, Command: a, Timeout: o.AgentTimeout, PassEnv: o.PassEnv, HARDir: o.HAR}
 				if o.Proxy {
-					ps := &proxy.Server{}
 					ln, err := net.Listen("tcp", "127.0.0.1:0")
 					if err != nil {
-						return nil, fmt.Errorf("--proxy: %w", err)
+						stop()
+						return nil, nil, fmt.Errorf("--proxy: %w", err)
 					}
-					phs := proxy.NewHTTPServer(ps)
-					go phs.Serve(ln)
-					webStop := stop
-					stop = func() {
-						webStop()
-						ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-						defer cancel()
-						_ = phs.Shutdown(ctx)
-					}
-					d.Model, d.ModelURL = ps, "http://"+ln.Addr().String()
+					d.Model, d.ModelURL = &proxy.Server{}, "http://"+ln.Addr().String()
+					webStop, proxyStop := stop, serveUntilStopped(proxy.NewHTTPServer(d.Model), ln)
+					stop = func() { webStop(); proxyStop() }
 					fmt.Fprintf(streams.ErrOut, "proxy: %s (the agent's model traffic, answered by the config's target)\n", d.ModelURL)
 				}
 				if w := d.Withheld(); len(w) > 0 {
 					fmt.Fprintf(streams.ErrOut, "agent environment: withheld %s; pass a variable with --pass-env NAME\n", strings.Join(w, ", "))
 				}
-				return d, nil
+				return d, stop, nil
 			})
 		},
 	}
@@ -234,15 +219,9 @@ func (o *webOptions) listen(srv *web.Server, h http.Handler) (stop func(), err e
 		host = fmt.Sprintf("127.0.0.1:%d", addr.Port)
 	}
 	srv.URL = "http://" + host
-	hs := web.NewHTTPServer(h)
 	// A hostile agent cannot hold more connections than this open: the
 	// next waits for one to close.
-	go hs.Serve(netutil.LimitListener(ln, web.MaxConns))
-	return func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = hs.Shutdown(ctx)
-	}, nil
+	return serveUntilStopped(web.NewHTTPServer(h), netutil.LimitListener(ln, web.MaxConns)), nil
 }
 
 // checkWebPassEnv says why a variable cannot be passed with --pass-env.
@@ -256,20 +235,6 @@ func checkWebPassEnv(name string) error {
 		return fmt.Errorf("%q is not a variable name (letters, digits and _, not starting with a digit)", name)
 	}
 	return nil
-}
-
-// run executes the plan with the server started by start (see
-// startFirst); a server that could not start is the command's error.
-func (o *webOptions) run(ctx context.Context, streams IO, src matrix.Source, start func() (matrix.Driver, error)) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	sf := &startFirst{start: start, cancel: cancel}
-	o.driver = sf
-	err := o.execute(ctx, streams, src, []string{"attack", "defense", "channel"})
-	if sf.err != nil {
-		return sf.err
-	}
-	return err
 }
 
 // webDefenses refuses a prompt defense in a pikit web config: it would
@@ -323,23 +288,16 @@ sessions may be open at once.`,
 			if err := o.prepare(); err != nil {
 				return err
 			}
-			var stop func()
-			defer func() {
-				if stop != nil {
-					stop()
-				}
-			}()
 			sv := &web.Serve{Server: o.newServer(), IdleTimeout: idle, HARDir: o.HAR}
 			defer sv.Finish()
-			return o.run(cmd.Context(), streams, src, func() (matrix.Driver, error) {
-				st, err := o.listen(sv.Server, sv)
+			return o.runStarted(cmd.Context(), streams, src, func() (matrix.Driver, func(), error) {
+				stop, err := o.listen(sv.Server, sv)
 				if err != nil {
-					return nil, err
+					return nil, nil, err
 				}
-				stop = st
 				url := sv.Server.URL
 				fmt.Fprintf(streams.ErrOut, "web: %s serving %d cells\n  agents: open %s/s/{session}/ (a new session id takes the next cell), or POST %s/pikit/sessions\n  end a session: POST %s/pikit/sessions/{session}/end (the body: the agent's answer)\n", url, src.Len(), url, url, url)
-				return sv, nil
+				return sv, stop, nil
 			})
 		},
 	}
