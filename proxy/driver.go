@@ -2,18 +2,15 @@ package proxy
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/pikit-go/pikit/agent"
 	"github.com/pikit-go/pikit/internal/agentenv"
+	"github.com/pikit-go/pikit/internal/claim"
 	"github.com/pikit-go/pikit/internal/procgroup"
 	"github.com/pikit-go/pikit/matrix"
 )
@@ -65,7 +62,7 @@ func (d *Driver) Drive(ctx context.Context, dr matrix.Drive) (agent.Trace, error
 	if err != nil {
 		return agent.Trace{}, err
 	}
-	id := sessionID(dr.Cell)
+	id := claim.CellID(dr.Cell)
 	s, err := d.Server.Open(id, dr, rules)
 	if err != nil {
 		return agent.Trace{}, err
@@ -111,10 +108,7 @@ func CheckPassEnv(name string) error {
 // point it at its session) and the placeholder keys. withheld names what
 // the agent does not get, sorted: never values.
 func (d *Driver) environ(proxy []string) (env, withheld []string) {
-	extra := slices.Clone(proxy)
-	for _, k := range placeholderKeys {
-		extra = append(extra, k+"="+PlaceholderKey)
-	}
+	extra := append(slices.Clone(proxy), placeholderVars()...)
 	env, dropped := agentenv.Filter(os.Environ(), d.PassEnv, extra)
 	// A base URL the proxy replaces with its own is not withheld; a key
 	// it replaces with the placeholder is.
@@ -150,6 +144,21 @@ func Env(base, id string) []string {
 	}
 }
 
+// placeholderVars set each provider's key variable to PlaceholderKey.
+func placeholderVars() []string {
+	out := make([]string, len(placeholderKeys))
+	for i, k := range placeholderKeys {
+		out[i] = k + "=" + PlaceholderKey
+	}
+	return out
+}
+
+// AgentEnv is what an agent pointed at session id of the proxy at base
+// gets: Env, and the placeholder keys.
+func AgentEnv(base, id string) []string {
+	return append(Env(base, id), placeholderVars()...)
+}
+
 // maxOutput bounds the agent output a driver keeps (its tail).
 const maxOutput = 64 << 10
 
@@ -162,24 +171,6 @@ func (d *Driver) run(ctx context.Context, id string) (string, error) {
 	env := Env(d.URL, id)
 	repl := strings.NewReplacer("{session}", id, "{openai_base_url}", strings.TrimPrefix(env[0], "OPENAI_BASE_URL="),
 		"{anthropic_base_url}", strings.TrimPrefix(env[1], "ANTHROPIC_BASE_URL="))
-	argv := make([]string, len(d.Command))
-	for i, a := range d.Command {
-		argv[i] = repl.Replace(a)
-	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = d.Dir
-	cmd.Env, _ = d.environ(env)
-	out, err := procgroup.Run(ctx, cmd, timeout, maxOutput)
-	if errors.Is(err, procgroup.ErrTimeout) {
-		return out, fmt.Errorf("the agent command did not finish within %s (--agent-timeout); killed", timeout)
-	}
-	return out, err
-}
-
-// sessionID names a cell's session: its key and random bits, so a late
-// request of an earlier run of the same cell finds no session.
-func sessionID(c matrix.Cell) string {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return c.Key + "-" + hex.EncodeToString(b[:])
+	environ, _ := d.environ(env)
+	return procgroup.Agent(ctx, d.Command, repl, d.Dir, environ, timeout, maxOutput)
 }

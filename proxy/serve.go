@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -127,7 +126,7 @@ func (sv *Serve) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case rest == "" || rest == "/":
 		id := r.Header.Get(SessionHeader)
 		if id == "" {
-			id = newID()
+			id = claim.NewID()
 		}
 		s, err := sv.q.Claim(r.Context(), id)
 		if err != nil {
@@ -171,10 +170,4 @@ func NewHTTPServer(h http.Handler) *http.Server {
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    256 << 10,
 	}
-}
-
-func newID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return fmt.Sprintf("%x", b)
 }

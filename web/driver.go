@@ -2,17 +2,14 @@ package web
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"time"
 
 	"github.com/pikit-go/pikit/agent"
 	"github.com/pikit-go/pikit/internal/agentenv"
+	"github.com/pikit-go/pikit/internal/claim"
 	"github.com/pikit-go/pikit/internal/procgroup"
 	"github.com/pikit-go/pikit/matrix"
 	"github.com/pikit-go/pikit/proxy"
@@ -68,7 +65,7 @@ func (d *Driver) Drive(ctx context.Context, dr matrix.Drive) (agent.Trace, error
 	if err != nil {
 		return agent.Trace{}, err
 	}
-	id := SessionID(dr.Cell)
+	id := claim.CellID(dr.Cell)
 	s, err := d.Server.Open(id, dr, st)
 	if err != nil {
 		return agent.Trace{}, err
@@ -107,25 +104,14 @@ func (d *Driver) run(ctx context.Context, s *Session) (string, error) {
 	}
 	start, task := s.StartURL(d.Server.URL), s.Task(d.Server.URL)
 	repl := strings.NewReplacer("{web_url}", start, "{session}", s.id, "{task}", task)
-	argv := make([]string, len(d.Command))
-	for i, a := range d.Command {
-		argv[i] = repl.Replace(a)
-	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = d.Dir
 	extra := []string{EnvURL + "=" + start, EnvSession + "=" + s.id, EnvTask + "=" + task}
 	if d.Model != nil {
-		// Pointed at its session of the proxy, with the placeholder key
+		// Pointed at its session of the proxy, with the placeholder keys
 		// (the proxy sends the real one upstream itself).
-		extra = append(extra, proxy.Env(d.ModelURL, s.id)...)
-		extra = append(extra, "OPENAI_API_KEY="+proxy.PlaceholderKey, "ANTHROPIC_API_KEY="+proxy.PlaceholderKey)
+		extra = append(extra, proxy.AgentEnv(d.ModelURL, s.id)...)
 	}
-	cmd.Env, _ = agentenv.Filter(os.Environ(), d.PassEnv, extra)
-	out, err := procgroup.Run(ctx, cmd, timeout, maxOutput)
-	if errors.Is(err, procgroup.ErrTimeout) {
-		return out, fmt.Errorf("the agent command did not finish within %s (--agent-timeout); killed", timeout)
-	}
-	return out, err
+	env, _ := agentenv.Filter(os.Environ(), d.PassEnv, extra)
+	return procgroup.Agent(ctx, d.Command, repl, d.Dir, env, timeout, maxOutput)
 }
 
 // Withheld names the variables of pikit's environment that the agent
@@ -134,19 +120,4 @@ func (d *Driver) run(ctx context.Context, s *Session) (string, error) {
 func (d *Driver) Withheld() []string {
 	_, w := agentenv.Filter(os.Environ(), d.PassEnv, nil)
 	return w
-}
-
-// SessionID names a cell's session: its key and random bits, so a late
-// request of an earlier run of the same cell finds no session.
-func SessionID(c matrix.Cell) string {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return c.Key + "-" + hex.EncodeToString(b[:])
-}
-
-// newID is a session id for a session pikit opens itself.
-func newID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }

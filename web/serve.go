@@ -127,7 +127,7 @@ func (sv *Serve) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case rest == "" || rest == "/":
-		s, err := sv.q.Claim(r.Context(), newID())
+		s, err := sv.q.Claim(r.Context(), claim.NewID())
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusGone)
 			return

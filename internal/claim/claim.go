@@ -6,6 +6,8 @@ package claim
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -191,4 +193,21 @@ func (q *Queue[S]) take(ctx context.Context, id string) (S, error) {
 	}
 	o.claimed <- opened[S]{s: s, ok: true}
 	return s, nil
+}
+
+// NewID is a session id for a session a server opens itself: 16 random
+// hex digits.
+func NewID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// CellID names the session a driver opens for a cell: its key and random
+// bits, so a late request of an earlier run of the same cell finds no
+// session.
+func CellID(c matrix.Cell) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return c.Key + "-" + hex.EncodeToString(b[:])
 }

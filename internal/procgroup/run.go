@@ -64,3 +64,22 @@ func Run(ctx context.Context, cmd *exec.Cmd, timeout time.Duration, maxOutput in
 	}
 	return stdout.String(), nil
 }
+
+// Agent runs an agent's command line once: its arguments with repl's
+// placeholders replaced, in dir ("" for this process's), with env, for
+// at most timeout. It returns the tail of the command's standard output
+// (at most maxOutput bytes), and says how a run that did not succeed
+// ended; a timeout names --agent-timeout, the flag that sets it.
+func Agent(ctx context.Context, command []string, repl *strings.Replacer, dir string, env []string, timeout time.Duration, maxOutput int) (string, error) {
+	argv := make([]string, len(command))
+	for i, a := range command {
+		argv[i] = repl.Replace(a)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir, cmd.Env = dir, env
+	out, err := Run(ctx, cmd, timeout, maxOutput)
+	if errors.Is(err, ErrTimeout) {
+		return out, fmt.Errorf("the agent command did not finish within %s (--agent-timeout); killed", timeout)
+	}
+	return out, err
+}
