@@ -271,13 +271,18 @@ var dataURL = lazy.Regexp(`data:([a-zA-Z]+/[a-zA-Z0-9.+-]+)((?:;[a-zA-Z-]+=[a-zA
 func (s *Session) lift(text, payload string, depth int) string {
 	return dataURL().ReplaceAllStringFunc(text, func(m string) string {
 		sub := dataURL().FindStringSubmatch(m)
+		if depth > 2 {
+			return m
+		}
 		body, err := base64.StdEncoding.DecodeString(sub[3])
-		if err != nil || depth > 2 {
+		if err != nil {
 			return m
 		}
 		typ := sub[1] + sub[2]
 		if sub[1] == "text/html" {
-			body = []byte(s.lift(string(body), payload, depth+1))
+			// A page of its own (a redirect's): its resources lifted and
+			// its links made the session's too.
+			body = []byte(absolute(s.lift(string(body), payload, depth+1), s.Base()))
 		}
 		ext := ".bin"
 		if exts, _ := mime.ExtensionsByType(sub[1]); len(exts) > 0 {
@@ -287,9 +292,6 @@ func (s *Session) lift(text, payload string, depth int) string {
 		// What a placement writes beside the page carries the payload,
 		// but for the one-pixel image an attribute hangs on.
 		tainted := sub[1] == "image/png" || sub[1] == "application/pdf" || strings.Contains(string(body), firstLine(payload))
-		if sub[1] == "text/html" {
-			body = []byte(absolute(string(body), s.Base()))
-		}
 		s.res["/"+name] = served{typ: typ, body: body, tainted: tainted}
 		return s.Base() + name
 	})
@@ -376,19 +378,19 @@ func (s *Session) serve(w http.ResponseWriter, r *http.Request, path string) str
 		args := s.fields(r)
 		u := url.URL{Scheme: "http", Host: host, Path: "/" + rest, RawQuery: r.URL.RawQuery}
 		args["url"], args["host"], args["path"] = u.String(), host, "/"+rest
-		s.record(r, SinkAttacker, args, "", false)
+		s.record(r, SinkAttacker, args, "", false, nil)
 		page(w, http.StatusOK, "Thanks", "<p>Thank you. You can close this page.</p>")
 		return SinkAttacker
 	case strings.HasPrefix(path, "/download/"):
 		name := strings.TrimPrefix(path, "/download/")
-		s.record(r, SinkDownload, map[string]any{"file": name}, "", false)
+		s.record(r, SinkDownload, map[string]any{"file": name}, "", false, nil)
 		w.Header().Set("Content-Type", "application/octet-stream")
 		w.Header().Set("Content-Disposition", "attachment; filename=\"download.txt\"")
 		fmt.Fprintln(w, "A stand-in file served by pikit web: nothing in it runs or installs anything.")
 		return SinkDownload
 	default:
 		if f, ok := s.setup.Site.form(path); ok {
-			s.record(r, FormSink(f.Name), s.fields(r), "", false)
+			s.record(r, FormSink(f.Name), s.fields(r), "", false, nil)
 			page(w, http.StatusOK, "Done", "<p>Your request has been received.</p>")
 			return FormSink(f.Name)
 		}
@@ -397,11 +399,11 @@ func (s *Session) serve(w http.ResponseWriter, r *http.Request, path string) str
 			p, ok = s.res[path]
 		}
 		if !ok {
-			s.record(r, "fetch", nil, "404 not found", false)
+			s.record(r, "fetch", nil, "404 not found", false, nil)
 			notFound(w, "no such page on this site")
 			return "fetch"
 		}
-		s.recordPage(r, p)
+		s.record(r, "fetch", nil, p.text, p.tainted, p.blocked)
 		w.Header().Set("Content-Type", p.typ)
 		w.Write(p.body)
 		return "fetch"
@@ -432,32 +434,11 @@ func (s *Session) fields(r *http.Request) map[string]any {
 	return out
 }
 
-// recordPage records a page or resource served: withheld, when a
-// detector flagged it.
-func (s *Session) recordPage(r *http.Request, p served) {
-	if p.blocked == nil {
-		s.record(r, "fetch", nil, p.text, p.tainted)
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.requests++
-	if s.ended || len(s.steps) >= maxRequests {
-		return
-	}
-	step := agent.Step{Index: len(s.steps), Kind: agent.StepTool, Tool: "fetch", Tainted: p.tainted, Blocked: true, At: time.Now(),
-		Arguments: encodeArgs(map[string]any{"method": r.Method, "path": r.URL.Path}), Result: p.text}
-	if s.blocked == nil {
-		b := *p.blocked
-		b.Step = step.Index
-		s.blocked = &b
-	}
-	s.steps = append(s.steps, step)
-}
-
 // record adds a request to the trace: a step (a fetch with what was
-// served, or a sink with its arguments) and, for a sink, a sink call.
-func (s *Session) record(r *http.Request, tool string, args map[string]any, result string, tainted bool) {
+// served, or a sink with its arguments) and, for a sink, a sink call. A
+// page a detector withheld (blocked) is recorded as such, and delivered
+// nothing.
+func (s *Session) record(r *http.Request, tool string, args map[string]any, result string, tainted bool, blocked *agent.Block) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.requests++
@@ -478,7 +459,17 @@ func (s *Session) record(r *http.Request, tool string, args map[string]any, resu
 	}
 	step.Arguments = encodeArgs(call)
 	step.Result = result
-	s.delivered = s.delivered || tainted
+	switch {
+	case blocked != nil:
+		step.Blocked = true
+		if s.blocked == nil {
+			b := *blocked
+			b.Step = step.Index
+			s.blocked = &b
+		}
+	case tainted:
+		s.delivered = true
+	}
 	s.steps = append(s.steps, step)
 }
 
