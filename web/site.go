@@ -82,16 +82,21 @@ func (s *Site) Sinks() []string {
 // have, a path that is not absolute, two pages or forms at one path.
 func (s *Site) check() error {
 	seen := map[string]bool{}
-	for _, p := range append(slices.Clone(s.Pages), formPages(s.Forms)...) {
+	// reserved says what is wrong with a path under pikit's own.
+	reserved := func(path string) error {
 		for _, own := range []string{"/x/", "/download/", "/r/"} {
-			if strings.HasPrefix(p.Path, own) {
-				return fmt.Errorf("site %s: %s is under %s, where pikit web serves its own sinks and resources", s.Name, p.Path, own)
+			if strings.HasPrefix(path, own) {
+				return fmt.Errorf("site %s: %s is under %s, where pikit web serves its own sinks and resources", s.Name, path, own)
 			}
 		}
+		return nil
 	}
 	for _, p := range s.Pages {
 		if !strings.HasPrefix(p.Path, "/") || strings.Contains(p.Path, "..") {
 			return fmt.Errorf("site %s: page path %q: want an absolute path such as /about", s.Name, p.Path)
+		}
+		if err := reserved(p.Path); err != nil {
+			return err
 		}
 		if seen[p.Path] {
 			return fmt.Errorf("site %s: two pages at %s", s.Name, p.Path)
@@ -101,6 +106,9 @@ func (s *Site) check() error {
 	for _, f := range s.Forms {
 		if !strings.HasPrefix(f.Path, "/") || strings.Contains(f.Path, "..") {
 			return fmt.Errorf("site %s: form %s: path %q: want an absolute path such as /subscribe", s.Name, f.Name, f.Path)
+		}
+		if err := reserved(f.Path); err != nil {
+			return err
 		}
 		if seen[f.Path] {
 			return fmt.Errorf("site %s: form %s at %s, where there is already a page or form", s.Name, f.Name, f.Path)
@@ -203,15 +211,6 @@ func Infos() []method.Info {
 				{Name: "page", Help: "the page the payload goes in", Default: s.Taint, Choices: s.paths()},
 			},
 		})
-	}
-	return out
-}
-
-// formPages are the forms' paths as pages, for checks of both.
-func formPages(forms []Form) []Page {
-	out := make([]Page, len(forms))
-	for i, f := range forms {
-		out[i] = Page{Path: f.Path}
 	}
 	return out
 }
