@@ -170,12 +170,7 @@ passes one it needs. Which were withheld is said once, by name.`,
   pikit proxy run --config exp.toml --pass-env LANGSMITH_API_KEY -o results.jsonl -- python3 my_agent.py
   pikit proxy run --config exp.toml --target openai:gpt-4o-mini -j 4 -o results.jsonl -- node agent.js
   pikit proxy run --config exp.toml --upstream http://127.0.0.1:8000/v1 -- ./agent --base-url {openai_base_url}`,
-		Args: func(cmd *cobra.Command, a []string) error {
-			if cmd.ArgsLenAtDash() != 0 || len(a) == 0 {
-				return usage(errors.New("give the agent's command after --, e.g. pikit proxy run --config exp.toml -- python3 my_agent.py"))
-			}
-			return nil
-		},
+		Args: agentCommand("pikit proxy run --config exp.toml -- python3 my_agent.py"),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			src, err := o.load(cmd)
 			if err != nil {

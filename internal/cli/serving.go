@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/pikit-go/pikit/agent"
 	"github.com/pikit-go/pikit/matrix"
+	"github.com/spf13/cobra"
 )
 
 // What the commands that serve agents (pikit proxy, pikit web) share:
@@ -94,4 +96,15 @@ func (o *runOptions) runStarted(ctx context.Context, streams IO, src matrix.Sour
 		return sf.err
 	}
 	return err
+}
+
+// agentCommand is the Args of a command that runs an agent command given
+// after --; example is a whole command line that does.
+func agentCommand(example string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, a []string) error {
+		if cmd.ArgsLenAtDash() != 0 || len(a) == 0 {
+			return usage(errors.New("give the agent's command after --, e.g. " + example))
+		}
+		return nil
+	}
 }

@@ -124,12 +124,7 @@ credentials) unless --pass-env NAME passes one; a browser agent usually
 needs its model's key.`,
 		Example: `  pikit web run --config web.toml -o results.jsonl -- python3 browser_agent.py
   pikit web run --config web.toml --pass-env OPENAI_API_KEY -- node agent.js --url {web_url} --task {task}`,
-		Args: func(cmd *cobra.Command, a []string) error {
-			if cmd.ArgsLenAtDash() != 0 || len(a) == 0 {
-				return usage(errors.New("give the agent's command after --, e.g. pikit web run --config web.toml -- python3 browser_agent.py"))
-			}
-			return nil
-		},
+		Args: agentCommand("pikit web run --config web.toml -- python3 browser_agent.py"),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			src, err := o.load(cmd)
 			if err != nil {
