@@ -1,0 +1,44 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+)
+
+func source(name, text string) Source {
+	return Source{Name: name, Open: func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(text)), nil }}
+}
+
+func line(key, outcome string) string {
+	return fmt.Sprintf(`{"key":%q,"attack":"naive","outcome":%q}`, key, outcome) + "\n"
+}
+
+func TestDedup(t *testing.T) {
+	a := line("k1", "runtime_error") + line("k2", "refused") + line("k3", "runtime_error")
+	b := line("k1", "full_success") + line("k2", "full_success") + line("k3", "runtime_error") + "\n" + line("k4", "refused")
+	var out bytes.Buffer
+	st, err := Dedup([]Source{source("a", a), source("b", b)}, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// k1: the rerun's success beats the earlier error; k2: the first
+	// good result; k3: errors only, the first kept; k4 once.
+	want := line("k2", "refused") + line("k3", "runtime_error") + line("k1", "full_success") + line("k4", "refused")
+	if out.String() != want {
+		t.Errorf("Dedup wrote\n%s\nwant\n%s", out.String(), want)
+	}
+	if st != (DedupStats{Kept: 4, Duplicates: 3, Errors: 1}) {
+		t.Errorf("stats %+v", st)
+	}
+	_, err = Dedup([]Source{source("a", a), source("cut.jsonl", `{"key":"k9","outc`)}, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "cut.jsonl: the last line is incomplete") {
+		t.Errorf("a half-written line: %v", err)
+	}
+	_, err = Dedup([]Source{source("bad.jsonl", "[1,2]\n")}, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "bad.jsonl: line 1") {
+		t.Errorf("a line that is not a result: %v", err)
+	}
+}
