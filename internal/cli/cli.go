@@ -123,6 +123,7 @@ func Main() int {
 type dotEnv struct {
 	path string
 	urls map[string]bool // base URL variables, e.g. OPENAI_BASE_URL
+	aws  []string        // the AWS_ variables it set (see s3Refusal)
 }
 
 type dotEnvKey struct{}
@@ -155,6 +156,13 @@ func loadDotEnv(path string, errOut io.Writer) (dotEnv, error) {
 	}
 	env := dotEnv{path: path}
 	for _, name := range set {
+		if strings.HasPrefix(name, "AWS_") {
+			env.aws = append(env.aws, name)
+			if strings.HasPrefix(name, "AWS_ENDPOINT_URL") {
+				fmt.Fprintf(errOut, "pikit: %s sets %s=%s: s3:// results, and the AWS credentials that sign them, go there\n",
+					path, name, termsafe.Line(target.Redact(os.Getenv(name))))
+			}
+		}
 		p, ok := providerOfBaseURL(name)
 		if !ok {
 			continue

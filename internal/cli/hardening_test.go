@@ -234,6 +234,7 @@ func TestEveryRunFlagIsTested(t *testing.T) {
 		"attacker-target": "TestAttackerTargetFlags", "attacker-base-url": "TestAttackerTargetFlags",
 		"defenses": "TestDatasetAdaptiveFlags", "adaptive-options": "TestDatasetAdaptiveFlags",
 		"max-file-size": "TestFileSizeBound", "max-response-bytes": "TestMaxResponseBytes",
+		"s3-endpoint": "TestS3ShardsEqualOneMachine", "s3-flush": "TestS3FlagErrors and integration's TestS3ShardsAsAJob (parts land while a shard runs)",
 	}
 	var cmd *cobra.Command
 	for _, c := range NewRootCmd(IO{}).Commands() {

@@ -2,16 +2,19 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/spf13/cobra"
 
 	"github.com/pikit-go/pikit/dataset"
 	"github.com/pikit-go/pikit/judge"
 	"github.com/pikit-go/pikit/matrix"
+	"github.com/pikit-go/pikit/objstore"
 	"github.com/pikit-go/pikit/report"
 )
 
@@ -20,20 +23,26 @@ type mergeOptions struct {
 	Force   bool
 	Config  string
 	Dataset string
+	s3      s3Options
 }
 
 func newMergeCmd(streams IO) *cobra.Command {
 	o := &mergeOptions{}
 	cmd := &cobra.Command{
-		Use:   "merge FILE.jsonl... --output ALL.jsonl",
+		Use:   "merge RESULTS... --output ALL.jsonl",
 		Short: "Merge the JSONL results of sharded or resumed runs",
 		Long: `Merge JSONL result files into one, keeping each cell key once: a result that
 is not a runtime error wins over one that is, otherwise the first seen. With
---config or --dataset, check that the merged results cover that plan.`,
-		Example: `  pikit merge shard-*.jsonl --output all.jsonl --config experiment.toml`,
-		Args:    args(cobra.MinimumNArgs(1)),
-		RunE: func(_ *cobra.Command, a []string) error {
-			return runMerge(streams, o, a)
+--config or --dataset, check that the merged results cover that plan. An
+s3://BUCKET/PREFIX/ reads every shard a sharded run stored there.`,
+		Example: `  pikit merge shard-*.jsonl --output all.jsonl --config experiment.toml
+  pikit merge s3://pikit-results/nightly/ --output all.jsonl`,
+		Args: args(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			if err := o.s3.check(slices.ContainsFunc(a, objstore.IsURL), cmd.Flags()); err != nil {
+				return err
+			}
+			return runMerge(cmd.Context(), streams, o, a)
 		},
 	}
 	f := cmd.Flags()
@@ -41,12 +50,16 @@ is not a runtime error wins over one that is, otherwise the first seen. With
 	f.BoolVar(&o.Force, "force", false, "overwrite an existing output file")
 	f.StringVarP(&o.Config, "config", "c", "", "check coverage of this experiment config's plan")
 	f.StringVar(&o.Dataset, "dataset", "", "check coverage of this dataset's plan")
+	o.s3.addEndpointFlag(f)
 	return cmd
 }
 
-func runMerge(streams IO, o *mergeOptions, inputs []string) error {
+func runMerge(ctx context.Context, streams IO, o *mergeOptions, inputs []string) error {
 	if o.Output == "" {
 		return usage(errors.New("--output FILE.jsonl is required"))
+	}
+	if objstore.IsURL(o.Output) {
+		return usage(fmt.Errorf("%s: merge writes a local .jsonl file; give a path", o.Output))
 	}
 	if f, err := report.FormatOf(o.Output); err != nil || f != ".jsonl" {
 		return usage(fmt.Errorf("%s: merge writes JSONL", o.Output))
@@ -75,11 +88,32 @@ func runMerge(streams IO, o *mergeOptions, inputs []string) error {
 			return usage(err)
 		}
 	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	// An s3:// input is listed once and read in each pass.
+	prefixes := map[string]func() io.ReadCloser{}
+	for _, in := range inputs {
+		if !objstore.IsURL(in) {
+			continue
+		}
+		st, p, err := o.s3.inspect(ctx, streams.ErrOut, in, false)
+		if err != nil {
+			return err
+		}
+		prefixes[in] = func() io.ReadCloser { return st.Open(ctx, p) }
+	}
+	scan := func(path string, fn func(report.LineInfo) error) error {
+		if open := prefixes[path]; open != nil {
+			return scanStream(path, open(), fn)
+		}
+		return scanFile(path, fn)
+	}
 	// Pass 1: which keys have a good result somewhere.
 	good := map[string]bool{}
 	seen := map[string]bool{}
 	for _, in := range inputs {
-		if err := scanFile(in, func(li report.LineInfo) error {
+		if err := scan(in, func(li report.LineInfo) error {
 			seen[li.Key] = true
 			if li.Outcome != judge.RuntimeError {
 				good[li.Key] = true
@@ -102,7 +136,7 @@ func runMerge(streams IO, o *mergeOptions, inputs []string) error {
 	err := writeFileAtomic(o.Output, func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 1<<20)
 		for _, in := range inputs {
-			err := scanFile(in, func(li report.LineInfo) error {
+			err := scan(in, func(li report.LineInfo) error {
 				if written[li.Key] || (good[li.Key] && li.Outcome == judge.RuntimeError) {
 					dups++
 					return nil
@@ -145,8 +179,13 @@ func scanFile(path string, fn func(report.LineInfo) error) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	partial, err := report.ScanKeys(f, fn)
+	return scanStream(path, f, fn)
+}
+
+// scanStream reads the JSONL results of r (closed when done), named path.
+func scanStream(path string, r io.ReadCloser, fn func(report.LineInfo) error) error {
+	defer r.Close()
+	partial, err := report.ScanKeys(r, fn)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}

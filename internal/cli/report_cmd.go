@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pikit-go/pikit/internal/termsafe"
+	"github.com/pikit-go/pikit/objstore"
 	"github.com/pikit-go/pikit/report"
 )
 
@@ -30,9 +31,17 @@ import (
 // decoded, so memory does not grow with the files. A file that cannot be
 // read or is not results is a usage error (exit 2), naming the file and
 // line.
-func scanResults(in io.Reader, files []string, fn func(*report.Record) error) error {
+//
+// An s3:// argument is the prefix of a sharded run (see resultsReader).
+func scanResults(r resultsReader, files []string, fn func(*report.Record) error) error {
 	for _, f := range files {
-		if err := scanResultsFile(in, f, fn, nil); err != nil {
+		if objstore.IsURL(f) {
+			if err := r.scanPrefix(f, fn); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := scanResultsFile(r.streams.In, f, fn, nil); err != nil {
 			return usage(err)
 		}
 	}
@@ -127,6 +136,7 @@ type reportOptions struct {
 	Force      bool
 	CSVRaw     bool
 	Output     string
+	s3         s3Options
 }
 
 // newReportCmd builds pikit report; runF, when not nil, is called with the
@@ -170,6 +180,7 @@ formulas (=, +, -, @, tab, CR first) get a leading ' unless --csv-raw.`,
 	f.IntVar(&o.HTMLTraces, "html-traces", report.DefaultMaxTraces, "list at most `N` cells with their traces in the --html page (0: every cell)")
 	f.BoolVar(&o.Force, "force", false, "overwrite an existing --html or --output file")
 	f.BoolVar(&o.CSVRaw, "csv-raw", false, "with --format csv, write cells as they are: no ' before a cell that starts with =, +, -, @, tab or CR (for programs, not spreadsheets)")
+	o.s3.addEndpointFlag(f)
 	return cmd
 }
 
@@ -235,7 +246,10 @@ func runReport(cmd *cobra.Command, streams IO, o *reportOptions, files []string)
 			aggs = append(aggs, report.NewAggregator(f))
 		}
 	}
-	err = scanResults(streams.In, files, func(r *report.Record) error {
+	if err := o.s3.check(slices.ContainsFunc(files, objstore.IsURL), cmd.Flags()); err != nil {
+		return err
+	}
+	err = scanResults(resultsReader{cmd.Context(), streams, &o.s3, false}, files, func(r *report.Record) error {
 		for _, a := range aggs {
 			a.AddRecord(r)
 		}
@@ -335,6 +349,7 @@ func writeJSON(w io.Writer, v any) error {
 type compareOptions struct {
 	By     []string
 	Format string
+	s3     s3Options
 }
 
 // maxFlipsShown is how many flipped cells compare's table lists; --format
@@ -353,16 +368,17 @@ verdict flipped: the first 20 in the table, every one with --format json.
 Files stream; what is kept of the base run is a small record per cell.`,
 		Example: `  pikit compare before.jsonl after.jsonl --by defense`,
 		Args:    args(cobra.ExactArgs(2)),
-		RunE: func(_ *cobra.Command, a []string) error {
-			return runCompare(streams, o, a)
+		RunE: func(cmd *cobra.Command, a []string) error {
+			return runCompare(cmd, streams, o, a)
 		},
 	}
 	cmd.Flags().StringSliceVar(&o.By, "by", nil, "group by these fields (default attack,defense)")
 	cmd.Flags().StringVar(&o.Format, "format", "table", "output format: table or json")
+	o.s3.addEndpointFlag(cmd.Flags())
 	return cmd
 }
 
-func runCompare(streams IO, o *compareOptions, files []string) error {
+func runCompare(cmd *cobra.Command, streams IO, o *compareOptions, files []string) error {
 	by, err := parseBy(o.By)
 	if err != nil {
 		return usage(err)
@@ -380,10 +396,14 @@ func runCompare(streams IO, o *compareOptions, files []string) error {
 		defer debug.SetGCPercent(debug.SetGCPercent(100))
 	}
 	c := report.NewComparer(by...)
-	if err := scanResults(streams.In, files[:1], func(r *report.Record) error { c.AddBase(r); return nil }); err != nil {
+	if err := o.s3.check(slices.ContainsFunc(files, objstore.IsURL), cmd.Flags()); err != nil {
 		return err
 	}
-	if err := scanResults(streams.In, files[1:], func(r *report.Record) error { c.AddNew(r); return nil }); err != nil {
+	in := resultsReader{cmd.Context(), streams, &o.s3, false}
+	if err := scanResults(in, files[:1], func(r *report.Record) error { c.AddBase(r); return nil }); err != nil {
+		return err
+	}
+	if err := scanResults(in, files[1:], func(r *report.Record) error { c.AddNew(r); return nil }); err != nil {
 		return err
 	}
 	if o.Format == "json" {
@@ -460,6 +480,7 @@ type gateOptions struct {
 	// AllowNotJudged passes checks with not_judged cells, which fail them
 	// by default.
 	AllowNotJudged bool
+	s3             s3Options
 }
 
 // newGateCmd builds pikit gate; runF, when not nil, is called with the
@@ -496,6 +517,7 @@ temporary file.`,
 	f.StringVar(&o.JUnit, "junit", "", "write a JUnit XML report to `FILE`")
 	f.BoolVar(&o.AllowEmpty, "allow-empty", false, "pass a check over no judged cells instead of failing it")
 	f.BoolVar(&o.AllowNotJudged, "allow-not-judged", false, "pass a check with not_judged cells (no verdict from the judge) instead of failing it")
+	o.s3.addEndpointFlag(f)
 	return cmd
 }
 
@@ -520,8 +542,19 @@ func runGate(cmd *cobra.Command, streams IO, o *gateOptions, files []string) err
 	if err := checkOutput("--junit", o.JUnit, files...); err != nil {
 		return err
 	}
+	if err := o.s3.check(slices.ContainsFunc(files, objstore.IsURL), cmd.Flags()); err != nil {
+		return err
+	}
 	agg := report.NewAggregator(by...)
-	if err := scanResults(streams.In, files, func(r *report.Record) error { agg.AddRecord(r); return nil }); err != nil {
+	err = scanResults(resultsReader{cmd.Context(), streams, &o.s3, true}, files, func(r *report.Record) error { agg.AddRecord(r); return nil })
+	var unfinished unfinishedError
+	if errors.As(err, &unfinished) {
+		// A run that has not ended has no rate to check yet.
+		fmt.Fprintf(streams.Out, "FAIL %s\n", termsafe.Line(unfinished.msg))
+		fmt.Fprintln(streams.ErrOut, "gate: failed: the results are not all there")
+		return errFailed
+	}
+	if err != nil {
 		return err
 	}
 	sum := agg.Summary()

@@ -23,6 +23,7 @@ import (
 	"github.com/pikit-go/pikit/internal/termsafe"
 	"github.com/pikit-go/pikit/judge"
 	"github.com/pikit-go/pikit/matrix"
+	"github.com/pikit-go/pikit/objstore"
 	"github.com/pikit-go/pikit/report"
 	"github.com/pikit-go/pikit/target"
 )
@@ -84,6 +85,9 @@ type runOptions struct {
 	inputs []string
 	// dotenv is what ./.env chose (from the command's context).
 	dotenv dotEnv
+	// s3 holds the flags of an s3:// --output; toS3 says it is one.
+	s3   s3Options
+	toS3 bool
 	// refused holds what the files chose that needs --trust-config and
 	// that a --dry-run lists instead of refusing at once (a runtime).
 	refused []*matrix.Error
@@ -126,8 +130,9 @@ func (o *runOptions) addFlags(cmd *cobra.Command, batch bool, skip ...string) {
 	f.StringSliceVar(&o.Attacks, "attacks", nil, "attacks to use instead of the config's, comma-separated")
 	f.StringSliceVar(&o.Defenses, "defenses", nil, "defenses and detectors to use instead of the config's, comma-separated")
 	f.StringVar(&o.AdaptiveOptions, "adaptive-options", "", `options of the adaptive attack as a JSON object, over the config's, e.g. '{"strategy": "best_of_n", "max_rounds": 20}' (pikit list attacks shows them)`)
-	f.StringVarP(&o.Output, "output", "o", "", "write results to `FILE` (.jsonl, .json or .csv; any other extension is JSON, as in the Python pikit); without it, a summary table goes to stdout")
-	f.BoolVar(&o.Force, "force", false, "overwrite an existing output file")
+	f.StringVarP(&o.Output, "output", "o", "", "write results to `FILE` (.jsonl, .json or .csv; any other extension is JSON, as in the Python pikit), or as JSONL to an s3://BUCKET/PREFIX/ (an object per shard); without it, a summary table goes to stdout")
+	f.BoolVar(&o.Force, "force", false, "overwrite an existing output file (of an s3:// output: this shard's objects)")
+	o.s3.addWriteFlags(f)
 	f.IntVarP(&o.Concurrency, "concurrency", "j", matrix.DefaultConcurrency, "cells run at once")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the plan and every endpoint it would contact, and send nothing")
 	f.Int64Var(&o.MaxRequests, "max-requests", 0, "stop scheduling cells after this many model requests (0: no limit)")
@@ -226,7 +231,18 @@ func (o *runOptions) complete(cmd *cobra.Command) error {
 	if cmd.Flags().Changed("max-output-tokens") && (o.MaxOutputTokens < 1 || o.MaxOutputTokens > math.MaxInt32) {
 		return usage(fmt.Errorf("--max-output-tokens: want a positive number of tokens per reply (at most %d), got %d (--max-tokens is the run's token budget)", math.MaxInt32, o.MaxOutputTokens))
 	}
-	if o.Output != "" && !report.KnownFormat(o.Output) {
+	o.toS3 = objstore.IsURL(o.Output)
+	if err := o.s3.check(o.toS3, cmd.Flags()); err != nil {
+		return err
+	}
+	if o.toS3 {
+		if _, err := objstore.ParseURL(o.Output); err != nil {
+			return usage(fmt.Errorf("--output: %w", err))
+		}
+		if o.CSVRaw || o.RepeatSummary {
+			return usage(errors.New("an s3:// --output holds JSONL results: --csv-raw and --repeat-summary write files (pikit merge, then pikit report)"))
+		}
+	} else if o.Output != "" && !report.KnownFormat(o.Output) {
 		fmt.Fprintf(cmd.ErrOrStderr(), "pikit: %s: writing JSON, as the Python pikit does for an extension it has no format of (.jsonl, .json and .csv name one)\n", termsafe.Line(o.Output))
 	}
 	if o.CSVRaw && !strings.HasSuffix(strings.ToLower(o.Output), ".csv") {
@@ -244,8 +260,8 @@ func (o *runOptions) complete(cmd *cobra.Command) error {
 		if o.Force {
 			return usage(errors.New("--resume and --force contradict each other: --force starts over, --resume continues"))
 		}
-		if !strings.HasSuffix(strings.ToLower(o.Output), ".jsonl") {
-			return usage(errors.New("--resume needs --output FILE.jsonl (the results so far)"))
+		if !strings.HasSuffix(strings.ToLower(o.Output), ".jsonl") && !o.toS3 {
+			return usage(errors.New("--resume needs --output FILE.jsonl or s3://BUCKET/PREFIX/ (the results so far)"))
 		}
 	}
 	if o.Shard != "" {
@@ -347,7 +363,7 @@ func (o *runOptions) execute(ctx context.Context, streams IO, src matrix.Source,
 	if runner.Skip != nil {
 		planned, exact = runner.Expect, false
 	}
-	w, err := o.openOutput(streams, src, runner, &planned, &exact)
+	w, err := o.openOutput(ctx, streams, src, runner, &planned, &exact)
 	if err != nil {
 		return err
 	}
@@ -424,7 +440,17 @@ func (o *runOptions) execute(ctx context.Context, streams IO, src matrix.Source,
 			runErr = fmt.Errorf("writing %s: %w", o.Output, runErr)
 		}
 	}
-	if w != nil {
+	if s3w, ok := w.(*s3Writer); ok && runErr == nil {
+		// The shard's run ended (its failed cells too): one object.
+		if enc != nil {
+			runErr = enc.Flush()
+		}
+		if runErr == nil {
+			runErr = o.finishS3(ctx, streams, s3w)
+		} else {
+			s3w.Close()
+		}
+	} else if w != nil {
 		if err := w.Close(); err != nil && runErr == nil {
 			runErr = fmt.Errorf("writing %s: %w", o.Output, err)
 		}
@@ -541,7 +567,11 @@ func (o *runOptions) prepare(streams IO, src matrix.Source) (matrix.Source, *mat
 	}
 	if !o.DryRun {
 		// What is wrong with the command is said before anything is asked.
-		if err := checkOutput("--output", o.Output, o.inputs...); err != nil {
+		if !o.toS3 {
+			if err := checkOutput("--output", o.Output, o.inputs...); err != nil {
+				return nil, nil, err
+			}
+		} else if err := o.s3.s3Refusal(o.dotenv, o.TrustConfig); err != nil {
 			return nil, nil, err
 		}
 		if err := o.trustCheck(src); err != nil {
@@ -1050,21 +1080,37 @@ func preflight(streams IO, r matrix.Runner, src matrix.Source, o *runOptions) er
 // cells, lowering planned (exact says whether it is a count or an
 // expectation) by their number; a file whose keys are not all in the plan
 // is refused.
-func (o *runOptions) openOutput(streams IO, src matrix.Source, runner *matrix.Runner, planned *int, exact *bool) (report.Writer, error) {
+func (o *runOptions) openOutput(ctx context.Context, streams IO, src matrix.Source, runner *matrix.Runner, planned *int, exact *bool) (_ report.Writer, err error) {
 	if o.Output == "" {
 		return nil, nil
 	}
-	_, statErr := os.Stat(o.Output)
-	if !o.Resume || errors.Is(statErr, os.ErrNotExist) {
-		w, err := report.CreateWith(o.Output, o.Force || o.Resume, report.CSVOptions{Raw: o.CSVRaw})
-		if errors.Is(err, report.ErrExists) {
-			return nil, usage(fmt.Errorf("%w, or --resume to continue it", err))
+	var done map[string]bool
+	var dropped int
+	var s3w *s3Writer
+	if o.toS3 {
+		if s3w, done, dropped, err = o.openS3Output(ctx); err != nil {
+			return nil, err
 		}
-		return w, err
-	}
-	done, dropped, err := report.Resume(o.Output)
-	if err != nil {
-		return nil, usage(err)
+		if len(done) == 0 && dropped == 0 {
+			return s3w, nil
+		}
+		defer func() {
+			if err != nil {
+				s3w.Close()
+			}
+		}()
+	} else {
+		_, statErr := os.Stat(o.Output)
+		if !o.Resume || errors.Is(statErr, os.ErrNotExist) {
+			w, err := report.CreateWith(o.Output, o.Force || o.Resume, report.CSVOptions{Raw: o.CSVRaw})
+			if errors.Is(err, report.ErrExists) {
+				return nil, usage(fmt.Errorf("%w, or --resume to continue it", err))
+			}
+			return w, err
+		}
+		if done, dropped, err = report.Resume(o.Output); err != nil {
+			return nil, usage(err)
+		}
 	}
 	foreign := func(n int) error {
 		return fmt.Errorf("%s holds %d results whose keys are not in this plan: it was written by a different config (or options); use another --output, or --force to start over", o.Output, n)
@@ -1117,6 +1163,9 @@ func (o *runOptions) openOutput(streams IO, src matrix.Source, runner *matrix.Ru
 		fmt.Fprintf(streams.ErrOut, " (%d failed or partial lines dropped, to be rerun)", dropped)
 	}
 	fmt.Fprintln(streams.ErrOut)
+	if s3w != nil {
+		return s3w, nil
+	}
 	return report.Append(o.Output)
 }
 

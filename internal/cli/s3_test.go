@@ -1,0 +1,174 @@
+package cli
+
+import (
+	"context"
+	"io"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
+)
+
+// fakeBucket serves an in-memory S3 with a bucket "results" and returns
+// its endpoint, with test credentials in the environment.
+func fakeBucket(t *testing.T) string {
+	t.Helper()
+	t.Setenv("AWS_ACCESS_KEY_ID", "cli-test-access")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "cli-test-secret")
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("AWS_ENDPOINT_URL_S3", "")
+	t.Setenv("AWS_ENDPOINT_URL", "")
+	backend := s3mem.New()
+	if err := backend.CreateBucket("results"); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(gofakes3.New(backend).Server())
+	t.Cleanup(ts.Close)
+	return ts.URL
+}
+
+// Three shards of one plan, written to one prefix, merge, report and
+// gate as the same plan run on one machine does.
+func TestS3ShardsEqualOneMachine(t *testing.T) {
+	ep := fakeBucket(t)
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "exp.toml", bigConfig)
+	const prefix = "s3://results/nightly/"
+	for k := 1; k <= 3; k++ {
+		r := run(t, "matrix", "-c", cfg, "-o", prefix, "--s3-endpoint", ep, "--shard", string(rune('0'+k))+"/3", "--resume", "-q")
+		if r.code != 0 || !strings.Contains(r.err, "shard-"+string(rune('0'+k))+"-of-3.jsonl") {
+			t.Fatalf("shard %d: %+v", k, r)
+		}
+	}
+	one := filepath.Join(dir, "one.jsonl")
+	if r := run(t, "matrix", "-c", cfg, "-o", one, "-q"); r.code != 0 {
+		t.Fatalf("one machine: %+v", r)
+	}
+	all := filepath.Join(dir, "all.jsonl")
+	r := run(t, "merge", prefix, "--s3-endpoint", ep, "-o", all, "--config", cfg)
+	if r.code != 0 || !strings.Contains(r.err, "coverage: 120 of 120 planned cells, 0 missing, 0 results not in the plan") {
+		t.Fatalf("merge: %+v", r)
+	}
+	want, got := keysOf(t, one), keysOf(t, all)
+	if len(got) != len(want) {
+		t.Errorf("merged %d keys, one machine %d", len(got), len(want))
+	}
+	for k, n := range got {
+		if n != 1 || want[k] != 1 {
+			t.Errorf("key %s: %d merged, %d on one machine", k, n, want[k])
+		}
+	}
+	a := run(t, "report", prefix, "--s3-endpoint", ep, "--format", "json")
+	b := run(t, "report", one, "--format", "json")
+	if a.code != 0 || a.out != b.out || !strings.Contains(a.out, `"cells": 120`) {
+		t.Errorf("report of the prefix differs from one machine's:\n%s\n%s\n%s", a.out, b.out, a.err)
+	}
+	if r := run(t, "gate", prefix, "--s3-endpoint", ep, "--max-asr", "1"); r.code != 0 {
+		t.Errorf("gate: %+v", r)
+	}
+	// Run again: refused without --resume; with it, nothing to do.
+	if r := run(t, "matrix", "-c", cfg, "-o", prefix, "--s3-endpoint", ep, "--shard", "2/3"); r.code != ExitUsage || !strings.Contains(r.err, "--resume continues it") {
+		t.Errorf("second run without --resume: %+v", r)
+	}
+	r = run(t, "matrix", "-c", cfg, "-o", prefix, "--s3-endpoint", ep, "--shard", "2/3", "--resume", "-q")
+	if r.code != 0 || !strings.Contains(r.err, "cells done") || !strings.Contains(r.err, "0/0 cells run") {
+		t.Errorf("resume of a finished shard: %+v", r)
+	}
+	// Another split under the same prefix is refused.
+	if r := run(t, "matrix", "-c", cfg, "-o", prefix, "--s3-endpoint", ep, "--shard", "1/4", "--resume"); r.code != ExitUsage || !strings.Contains(r.err, "keep one run per prefix") {
+		t.Errorf("a run of 4 under a run of 3: %+v", r)
+	}
+}
+
+// A gate over a run with a shard missing fails; report and merge warn
+// and read what is there.
+func TestS3GateFailsOnUnfinishedRun(t *testing.T) {
+	ep := fakeBucket(t)
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "exp.toml", bigConfig)
+	const prefix = "s3://results/partial"
+	for _, k := range []string{"1", "3"} {
+		if r := run(t, "matrix", "-c", cfg, "-o", prefix, "--s3-endpoint", ep, "--shard", k+"/3", "-q"); r.code != 0 {
+			t.Fatalf("%+v", r)
+		}
+	}
+	r := run(t, "gate", prefix, "--s3-endpoint", ep, "--max-asr", "1")
+	if r.code != ExitFailed || !strings.Contains(r.out, "FAIL s3://results/partial/: shard 2 of 3 has not finished") {
+		t.Errorf("gate over an unfinished run: %+v", r)
+	}
+	r = run(t, "report", prefix, "--s3-endpoint", ep)
+	if r.code != 0 || !strings.Contains(r.err, "warning: s3://results/partial/: shard 2 of 3 has not finished") {
+		t.Errorf("report over an unfinished run: %+v", r)
+	}
+	if r := run(t, "gate", "s3://results/empty/", "--s3-endpoint", ep, "--max-asr", "1"); r.code == 0 || !strings.Contains(r.err, "no pikit results there") {
+		t.Errorf("gate over an empty prefix: %+v", r)
+	}
+}
+
+func TestS3FlagErrors(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "exp.toml", bigConfig)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"matrix", "-c", cfg, "--s3-endpoint", "http://127.0.0.1:1"}, "--s3-endpoint applies to s3:// locations"},
+		{[]string{"matrix", "-c", cfg, "-o", filepath.Join(dir, "x.jsonl"), "--s3-flush", "1s"}, "--s3-flush applies to s3:// locations"},
+		{[]string{"matrix", "-c", cfg, "-o", "s3://results/x/", "--s3-flush", "1ms"}, "--s3-flush: want a duration"},
+		{[]string{"matrix", "-c", cfg, "-o", "s3://results/x/", "--s3-endpoint", "http://u:p@h:1"}, "no user info"},
+		{[]string{"matrix", "-c", cfg, "-o", "s3://results/x.jsonl"}, "not one results file"},
+		{[]string{"matrix", "-c", cfg, "-o", "s3://results/x/", "--repeat-summary"}, "holds JSONL results"},
+		{[]string{"report", filepath.Join(dir, "x.jsonl"), "--s3-endpoint", "http://127.0.0.1:1"}, "applies to s3:// locations"},
+		{[]string{"merge", "s3://results/x/", "-o", "s3://results/y/"}, "merge writes a local .jsonl file"},
+	} {
+		r := run(t, c.args...)
+		if r.code != ExitUsage || !strings.Contains(r.err, c.want) {
+			t.Errorf("%v: %+v, want exit 2 and %q", c.args, r, c.want)
+		}
+	}
+}
+
+// A .env file may not move the S3 endpoint for the user's own
+// credentials, nor choose where credentials come from.
+func TestS3DotEnvRefusal(t *testing.T) {
+	for _, c := range []struct {
+		aws      []string
+		endpoint string
+		trust    bool
+		refused  string
+	}{
+		{aws: []string{"AWS_ENDPOINT_URL_S3"}, refused: "AWS_ENDPOINT_URL_S3"},
+		{aws: []string{"AWS_ENDPOINT_URL"}, refused: "AWS_ENDPOINT_URL"},
+		{aws: []string{"AWS_ACCESS_KEY_ID", "AWS_ENDPOINT_URL_S3", "AWS_SECRET_ACCESS_KEY"}},
+		{aws: []string{"AWS_ENDPOINT_URL_S3"}, endpoint: "http://127.0.0.1:9000"},
+		{aws: []string{"AWS_ENDPOINT_URL_S3"}, trust: true},
+		{aws: []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_CONTAINER_CREDENTIALS_FULL_URI"}, refused: "AWS_CONTAINER_CREDENTIALS_FULL_URI"},
+		{aws: []string{"AWS_SHARED_CREDENTIALS_FILE"}, refused: "AWS_SHARED_CREDENTIALS_FILE"},
+		{aws: []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION"}},
+	} {
+		s := s3Options{Endpoint: c.endpoint}
+		err := s.s3Refusal(dotEnv{path: ".env", aws: c.aws}, c.trust)
+		switch {
+		case c.refused == "" && err != nil:
+			t.Errorf("%v: refused: %v", c.aws, err)
+		case c.refused != "" && (err == nil || !strings.Contains(err.Error(), ".env sets "+c.refused)):
+			t.Errorf("%v: %v, want a refusal naming %s", c.aws, err, c.refused)
+		}
+	}
+	// Through the command: the .env loaded at start-up.
+	ep := fakeBucket(t)
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "exp.toml", bigConfig)
+	env, err := loadDotEnv(writeFile(t, dir, ".env", "AWS_ENDPOINT_URL_S3="+ep+"\n"), io.Discard)
+	if err != nil || len(env.aws) != 1 {
+		t.Fatalf("loading the .env: %v %+v", err, env)
+	}
+	r := runCtx(t, withDotEnv(context.Background(), env), "matrix", "-c", cfg, "-o", "s3://results/dotenv/")
+	if r.code != ExitUsage || !strings.Contains(r.err, ".env sets AWS_ENDPOINT_URL_S3") || strings.Contains(r.err, "cli-test-secret") {
+		t.Errorf("a .env's endpoint: %+v", r)
+	}
+}
