@@ -52,6 +52,9 @@ var (
 // TestMain starts every install at once when the whole suite runs, and
 // stops the model server once every test has run.
 func TestMain(m *testing.M) {
+	if os.Getenv(asPikit) == "1" {
+		os.Exit(cli.Main()) // a shard process of s3_test.go
+	}
 	flag.Parse()
 	var installs sync.WaitGroup
 	if f := flag.Lookup("test.run"); f != nil && f.Value.String() == "" && !testing.Short() {
@@ -80,7 +83,7 @@ func TestMain(m *testing.M) {
 // failed.
 func prefetch(wg *sync.WaitGroup) {
 	for _, f := range []func(){
-		agentdojoVenv.prepare, agentsVenv.prepare, benchVenv.prepare, hermesVenv.prepare,
+		agentdojoVenv.prepare, agentsVenv.prepare, benchVenv.prepare, hermesVenv.prepare, motoVenv.prepare,
 		prepareOpenClaw, func() { modelFilesOnce.Do(func() { modelDir, modelGGUF, modelFilesErr = installModelFiles() }) }, installChromium,
 	} {
 		wg.Go(f)
