@@ -74,6 +74,7 @@ func startMoto(t *testing.T) string {
 	t.Setenv("AWS_ACCESS_KEY_ID", "moto-test")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "moto-test-secret")
 	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true") // never ask an instance for credentials
 	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
 	t.Setenv("AWS_ENDPOINT_URL_S3", ep)

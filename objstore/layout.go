@@ -105,7 +105,7 @@ func (s *Store) Inspect(ctx context.Context, u URL) (*Prefix, error) {
 			return nil, nil
 		}
 		if p.N != 0 && p.N != n {
-			return nil, fmt.Errorf("%s holds shards of %d and of %d runs: their cells overlap; keep one run per prefix", u, p.N, n)
+			return nil, fmt.Errorf("%s holds shards of runs in %d and in %d: %w; their cells overlap, keep one run per prefix", u, p.N, n, ErrOtherRun)
 		}
 		p.N = n
 		st := p.Shards[k]

@@ -29,15 +29,20 @@ type OutputOptions struct {
 // Output is a shard's results being written: an io.Writer of JSONL lines,
 // uploaded in parts; Finish makes them the shard's one results object.
 type Output struct {
-	st *Store
-	u  URL
-	sh Shard
-	pw *partWriter
+	st    *Store
+	u     URL
+	sh    Shard
+	pw    *partWriter
+	fresh bool // the shard held nothing: every line written is a key of its own
 }
 
 // ErrExists is returned for a shard that stored results, opened without
 // Resume or Force.
 var ErrExists = errors.New("results exist")
+
+// ErrOtherRun is returned for a prefix that holds the shards of a run
+// split another way.
+var ErrOtherRun = errors.New("another run's shards")
 
 // OpenShard opens shard sh of u for writing. With Resume, done holds the
 // keys that have a result other than a runtime error (those are run
@@ -48,7 +53,7 @@ func (s *Store) OpenShard(ctx context.Context, u URL, sh Shard, o OutputOptions)
 		return nil, nil, 0, err
 	}
 	if p.N != 0 && p.N != sh.N {
-		return nil, nil, 0, fmt.Errorf("%s holds the shards of a run in %d; this is %s: keep one run per prefix", u, p.N, sh)
+		return nil, nil, 0, fmt.Errorf("%s holds the shards of a run in %d; this is %s: %w; keep one run per prefix", u, p.N, sh, ErrOtherRun)
 	}
 	st := p.Shard(sh)
 	done = map[string]bool{}
@@ -78,7 +83,7 @@ func (s *Store) OpenShard(ctx context.Context, u URL, sh Shard, o OutputOptions)
 	}
 	id := make([]byte, 4)
 	rand.Read(id)
-	out = &Output{st: s, u: u, sh: sh}
+	out = &Output{st: s, u: u, sh: sh, fresh: st.Empty()}
 	out.pw = newPartWriter(ctx, s, u, sh, hex.EncodeToString(id), max(st.lastSeq(), st.Through, st.SummaryThru), o.FlushEvery)
 	return out, done, dropped, nil
 }
@@ -236,7 +241,14 @@ func (o *Output) rewrite(ctx context.Context, st *ShardState, meta map[string]st
 	up, upw := io.Pipe()
 	scan, scanw := io.Pipe()
 	go func() {
-		_, err := report.Dedup(srcs, io.MultiWriter(upw, scanw))
+		var err error
+		if o.fresh {
+			// One run wrote every part, each cell once: they are
+			// joined as they are, in one pass.
+			err = concat(srcs, io.MultiWriter(upw, scanw))
+		} else {
+			_, err = report.Dedup(srcs, io.MultiWriter(upw, scanw))
+		}
 		upw.CloseWithError(err)
 		scanw.CloseWithError(err)
 	}()
@@ -275,23 +287,13 @@ func (s *Store) Results(ctx context.Context, p *Prefix, w io.Writer) error {
 			continue
 		}
 		srcs := s.sources(ctx, p.URL, st)
+		var err error
 		if len(st.pending()) == 0 && len(srcs) == 1 {
-			rc, err := srcs[0].Open()
-			if err != nil {
-				return err
-			}
-			lw := &lastByte{w: w}
-			_, err = io.Copy(lw, rc)
-			rc.Close()
-			if err == nil && lw.last != '\n' && lw.n > 0 {
-				_, err = w.Write([]byte{'\n'}) // the next shard starts a line of its own
-			}
-			if err != nil {
-				return fmt.Errorf("%s: %w", srcs[0].Name, err)
-			}
-			continue
+			err = concat(srcs, w)
+		} else {
+			_, err = report.Dedup(srcs, w)
 		}
-		if _, err := report.Dedup(srcs, w); err != nil {
+		if err != nil {
 			return err
 		}
 	}
@@ -303,6 +305,26 @@ func (s *Store) Open(ctx context.Context, p *Prefix) io.ReadCloser {
 	r, w := io.Pipe()
 	go func() { w.CloseWithError(s.Results(ctx, p, w)) }()
 	return r
+}
+
+// concat copies the sources to w in order, each ending its last line.
+func concat(srcs []report.Source, w io.Writer) error {
+	for _, src := range srcs {
+		rc, err := src.Open()
+		if err != nil {
+			return err
+		}
+		lw := &lastByte{w: w}
+		_, err = io.Copy(lw, rc)
+		rc.Close()
+		if err == nil && lw.last != '\n' && lw.n > 0 {
+			_, err = w.Write([]byte{'\n'}) // the next source starts a line of its own
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", src.Name, err)
+		}
+	}
+	return nil
 }
 
 // lastByte passes writes on, keeping the last byte written.

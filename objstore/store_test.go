@@ -37,6 +37,7 @@ func fakeS3(t *testing.T) (*Store, *fault) {
 	t.Setenv("AWS_ACCESS_KEY_ID", "test-access")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "test-secret")
 	t.Setenv("AWS_REGION", "")
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true") // never ask an instance for credentials
 	t.Setenv("AWS_CONFIG_FILE", t.TempDir()+"/none")
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", t.TempDir()+"/none")
 	for _, v := range EndpointEnv {

@@ -42,3 +42,21 @@ func TestDedup(t *testing.T) {
 		t.Errorf("a line that is not a result: %v", err)
 	}
 }
+
+func TestScanKeysBoundsALine(t *testing.T) {
+	huge := io.MultiReader(strings.NewReader(line("k1", "refused")+`{"key":"k2","x":"`), endless{})
+	_, err := ScanKeys(huge, func(LineInfo) error { return nil })
+	if err == nil || !strings.Contains(err.Error(), "line 2: longer than 64 MiB") {
+		t.Errorf("an endless line: %v", err)
+	}
+}
+
+// endless reads as an endless run of 'a'.
+type endless struct{}
+
+func (endless) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'a'
+	}
+	return len(p), nil
+}

@@ -28,7 +28,7 @@ var (
 // ScanKeys reads a JSONL results file line by line and reports each
 // complete result's key and outcome, without decoding the rest of the line
 // when it is in pikit's own field order (key first): a 1M-line file scans
-// in well under a second. A final line without its newline (a run killed
+// in well under a second. A line over 64 MiB is an error. A final line without its newline (a run killed
 // mid-write) is reported through partial, not fn; any other unreadable line
 // is an error naming its number.
 func ScanKeys(r io.Reader, fn func(LineInfo) error) (partial []byte, err error) {
@@ -41,6 +41,9 @@ func ScanKeys(r io.Reader, fn func(LineInfo) error) (partial []byte, err error) 
 			for errors.Is(err, bufio.ErrBufferFull) {
 				line, err = br.ReadSlice('\n')
 				buf = append(buf, line...)
+				if len(buf) > maxLine {
+					return nil, fmt.Errorf("line %d: longer than %d MiB", n, maxLine>>20)
+				}
 			}
 			line = buf
 		}

@@ -22,6 +22,7 @@ func fakeBucket(t *testing.T) string {
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
 	t.Setenv("AWS_ENDPOINT_URL_S3", "")
 	t.Setenv("AWS_ENDPOINT_URL", "")
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true") // never ask an instance for credentials
 	backend := s3mem.New()
 	if err := backend.CreateBucket("results"); err != nil {
 		t.Fatal(err)
