@@ -28,9 +28,10 @@ var (
 // ScanKeys reads a JSONL results file line by line and reports each
 // complete result's key and outcome, without decoding the rest of the line
 // when it is in pikit's own field order (key first): a 1M-line file scans
-// in well under a second. A line over 64 MiB is an error. A final line without its newline (a run killed
-// mid-write) is reported through partial, not fn; any other unreadable line
-// is an error naming its number.
+// in well under a second. A line over 64 MiB is an error. A final line
+// without its newline (a run killed mid-write) is reported through
+// partial, not fn; any other unreadable line is an error naming its
+// number.
 func ScanKeys(r io.Reader, fn func(LineInfo) error) (partial []byte, err error) {
 	br := bufio.NewReaderSize(r, 1<<20)
 	for n := 1; ; n++ {
