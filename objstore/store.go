@@ -113,6 +113,9 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	if cfg.Region == "" {
 		cfg.Region = DefaultRegion
 	}
+	if endpoint == "" && cfg.BaseEndpoint != nil {
+		endpoint = *cfg.BaseEndpoint // the shared config's endpoint_url
+	}
 	c := s3.NewFromConfig(cfg, func(so *s3.Options) {
 		if endpoint != "" {
 			so.BaseEndpoint = aws.String(endpoint)

@@ -389,7 +389,7 @@ func (o *runOptions) execute(ctx context.Context, streams IO, src matrix.Source,
 			err = w.Write(r)
 		}
 		if err != nil {
-			return fmt.Errorf("writing %s: %w", o.Output, err)
+			return writeError{o.Output, err}
 		}
 		status.Add(r)
 		if w == nil {
@@ -437,7 +437,7 @@ func (o *runOptions) execute(ctx context.Context, streams IO, src matrix.Source,
 			}
 		}
 		if runErr != nil {
-			runErr = fmt.Errorf("writing %s: %w", o.Output, runErr)
+			runErr = writeError{o.Output, runErr}
 		}
 	}
 	if s3w, ok := w.(*s3Writer); ok && runErr == nil {
@@ -452,7 +452,7 @@ func (o *runOptions) execute(ctx context.Context, streams IO, src matrix.Source,
 		}
 	} else if w != nil {
 		if err := w.Close(); err != nil && runErr == nil {
-			runErr = fmt.Errorf("writing %s: %w", o.Output, err)
+			runErr = writeError{o.Output, err}
 		}
 	}
 	o.writeCacheStats(streams, runner)
@@ -465,7 +465,7 @@ func (o *runOptions) execute(ctx context.Context, streams IO, src matrix.Source,
 		if err := table.Summary().WriteText(streams.Out); err != nil {
 			return err
 		}
-	} else if w != nil {
+	} else if w != nil && !errors.As(runErr, new(writeError)) {
 		fmt.Fprintf(streams.ErrOut, "results: %s\n", o.Output)
 	}
 	resume := ""
@@ -497,6 +497,16 @@ func (o *runOptions) execute(ctx context.Context, streams IO, src matrix.Source,
 	}
 	return nil
 }
+
+// writeError is a failure to write the results: the run says where it
+// failed, not where the results are.
+type writeError struct {
+	out string
+	err error
+}
+
+func (e writeError) Error() string { return fmt.Sprintf("writing %s: %v", e.out, e.err) }
+func (e writeError) Unwrap() error { return e.err }
 
 // cellContext sets how a first signal (which cancels ctx) ends a run: no
 // cell starts after it (runner.Stop). pikit's own agent loop sends only

@@ -227,7 +227,7 @@ func (o *runOptions) shardOf() objstore.Shard {
 func (o *runOptions) finishS3(ctx context.Context, streams IO, w *s3Writer) error {
 	sum, err := w.Finish(ctx)
 	if err != nil {
-		return fmt.Errorf("writing %s: %w", o.Output, err)
+		return writeError{o.Output, err}
 	}
 	u, _ := objstore.ParseURL(o.Output)
 	fmt.Fprintf(streams.ErrOut, "%s: %d results (%d runtime errors) in %s%s.jsonl\n", o.shardOf(), sum.Results, sum.Errors, u, o.shardOf().Name())

@@ -3,9 +3,11 @@ package cli
 import (
 	"context"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/johannesboyne/gofakes3"
@@ -171,5 +173,47 @@ func TestS3DotEnvRefusal(t *testing.T) {
 	r := runCtx(t, withDotEnv(context.Background(), env), "matrix", "-c", cfg, "-o", "s3://results/dotenv/")
 	if r.code != ExitUsage || !strings.Contains(r.err, ".env sets AWS_ENDPOINT_URL_S3") || strings.Contains(r.err, "cli-test-secret") {
 		t.Errorf("a .env's endpoint: %+v", r)
+	}
+}
+
+// A store that refuses uploads stops the run (exit 1, saying where);
+// nothing is claimed written, and --resume goes on once it accepts them.
+func TestS3UploadFailureStopsTheRun(t *testing.T) {
+	ep := fakeBucket(t)
+	var refuse atomic.Bool
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if refuse.Load() && r.Method == http.MethodPut {
+			io.Copy(io.Discard, r.Body)
+			w.WriteHeader(http.StatusForbidden)
+			io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>AccessDenied</Code><Message>no writes</Message></Error>`)
+			return
+		}
+		req, _ := http.NewRequestWithContext(r.Context(), r.Method, ep+r.URL.RequestURI(), r.Body)
+		req.Header = r.Header.Clone()
+		req.ContentLength = r.ContentLength
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		for k, v := range resp.Header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(resp.StatusCode)
+		io.Copy(w, resp.Body)
+	}))
+	defer proxy.Close()
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "exp.toml", bigConfig)
+	refuse.Store(true)
+	r := run(t, "matrix", "-c", cfg, "-o", "s3://results/refused/", "--s3-endpoint", proxy.URL, "-q")
+	if r.code != ExitFailed || !strings.Contains(r.err, "AccessDenied") || strings.Contains(r.err, "results: s3://") || !strings.Contains(r.err, "s3://results/refused/") || strings.Contains(r.err, "cli-test-secret") {
+		t.Errorf("uploads refused: %+v", r)
+	}
+	refuse.Store(false)
+	r = run(t, "matrix", "-c", cfg, "-o", "s3://results/refused/", "--s3-endpoint", proxy.URL, "-q", "--resume")
+	if r.code != 0 || !strings.Contains(r.err, "shard 1 of 1: 120 results") {
+		t.Errorf("resumed once the store takes writes: %+v", r)
 	}
 }
