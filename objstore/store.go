@@ -138,6 +138,9 @@ func CheckEndpoint(s string) error {
 	return nil
 }
 
+// RedactURL drops a URL's user info (a password in an endpoint).
+func RedactURL(s string) string { return redactURL(s) }
+
 // redactURL drops a URL's user info.
 func redactURL(s string) string {
 	if u, err := url.Parse(s); err == nil && u.User != nil {

@@ -860,7 +860,16 @@ func (o *runOptions) dryRun(streams IO, src matrix.Source, c matrix.Count) error
 	writePlan(streams.Out, c, bound)
 	o.writeReplyCap(streams.Out, src)
 	writeEndpoints(streams.Out, eps)
-	writeRefusals(streams.Out, o.refusals(src, eps))
+	if o.toS3 {
+		o.writeS3(streams.Out)
+	}
+	refused := o.refusals(src, eps)
+	if o.toS3 {
+		if err := o.s3.s3Refusal(o.dotenv, o.TrustConfig); err != nil {
+			refused = append(refused, &matrix.Error{File: o.dotenv.path, Msg: err.Error()})
+		}
+	}
+	writeRefusals(streams.Out, refused)
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -258,4 +259,22 @@ func (r resultsReader) scanPrefix(arg string, fn func(*report.Record) error) err
 		return err
 	}
 	return nil
+}
+
+// writeS3 says, for --dry-run, where an s3:// --output would go.
+func (o *runOptions) writeS3(w io.Writer) {
+	u, _ := objstore.ParseURL(o.Output)
+	where, from := "AWS S3", ""
+	switch {
+	case o.s3.Endpoint != "":
+		where, from = o.s3.Endpoint, " (--s3-endpoint)"
+	default:
+		for _, name := range objstore.EndpointEnv {
+			if v := os.Getenv(name); v != "" {
+				where, from = v, " ("+name+")"
+				break
+			}
+		}
+	}
+	fmt.Fprintf(w, "results:\n  %s%s.jsonl at %s%s, in parts every %v while it runs\n", u, o.shardOf().Name(), termsafe.Line(objstore.RedactURL(where)), from, o.s3.Flush)
 }

@@ -135,6 +135,17 @@ func TestS3FlagErrors(t *testing.T) {
 	}
 }
 
+// --dry-run says where the results would go, and contacts nothing.
+func TestS3DryRun(t *testing.T) {
+	t.Setenv("AWS_ENDPOINT_URL_S3", "http://user:pw@127.0.0.1:1")
+	cfg := writeFile(t, t.TempDir(), "exp.toml", bigConfig)
+	r := run(t, "matrix", "-c", cfg, "-o", "s3://results/dry/", "--shard", "2/4", "--dry-run")
+	want := "s3://results/dry/shard-2-of-4.jsonl at http://127.0.0.1:1 (AWS_ENDPOINT_URL_S3), in parts every 5s"
+	if r.code != 0 || !strings.Contains(r.out, want) || strings.Contains(r.out+r.err, "pw@") {
+		t.Errorf("dry run: %+v, want %q", r, want)
+	}
+}
+
 // A .env file may not move the S3 endpoint for the user's own
 // credentials, nor choose where credentials come from.
 func TestS3DotEnvRefusal(t *testing.T) {
