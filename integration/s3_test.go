@@ -198,24 +198,35 @@ func sameKeys(t *testing.T, what string, a, b map[string]int) {
 	}
 }
 
+// shardSetup starts moto and a model answering after delay, writes the
+// plan with repeats, and runs it on one machine (one process) into
+// one.jsonl, the reference every sharded run must equal.
+func shardSetup(t *testing.T, delay time.Duration, repeats int) (model *fakeModel, srv *httptest.Server, dir, cfg, one string) {
+	t.Helper()
+	startMoto(t)
+	model = &fakeModel{delay: delay}
+	srv = httptest.NewServer(model)
+	t.Cleanup(srv.Close)
+	dir = t.TempDir()
+	cfg = filepath.Join(dir, "exp.toml")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(shardPlan, repeats)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	one = filepath.Join(dir, "one.jsonl")
+	cmd, errOut := pikitProc(t, nil, append([]string{"matrix", "-c", cfg, "-o", one}, modelArgs(srv.URL, 8)...)...)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("one machine: %v\n%s", err, errOut)
+	}
+	return model, srv, dir, cfg, one
+}
+
 // TestS3ShardsAsAJob runs one plan as an Indexed Job would: N pikit
 // processes, each given JOB_COMPLETION_INDEX 0…N−1, writing to one
 // prefix of a real S3-compatible server (moto) and calling one model;
 // merge, report and gate over the prefix equal the same plan run on one
 // machine. It logs the run's cells per second for 1, 2 and 4 shards.
 func TestS3ShardsAsAJob(t *testing.T) {
-	startMoto(t)
-	model := &fakeModel{delay: 20 * time.Millisecond}
-	srv := httptest.NewServer(model)
-	defer srv.Close()
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "exp.toml")
-	os.WriteFile(cfg, []byte(fmt.Sprintf(shardPlan, 60)), 0o644) // 5 × 4 × 60 = 1,200 cells
-	one := filepath.Join(dir, "one.jsonl")
-	cmd, errOut := pikitProc(t, nil, append([]string{"matrix", "-c", cfg, "-o", one}, modelArgs(srv.URL, 8)...)...)
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("one machine: %v\n%s", err, errOut)
-	}
+	_, srv, dir, cfg, one := shardSetup(t, 20*time.Millisecond, 60) // 5 × 4 × 60 = 1,200 cells
 	want := fileKeys(t, one)
 	if len(want) != 1200 {
 		t.Fatalf("the one-machine run has %d cells, want 1200", len(want))
@@ -260,18 +271,7 @@ var resumedRE = regexp.MustCompile(`resuming \S+: (\d+) cells done`)
 // --resume loses no cell and repeats none that was stored, and the two
 // shards merge into the one-machine run.
 func TestS3ShardKilledResumes(t *testing.T) {
-	startMoto(t)
-	model := &fakeModel{delay: 30 * time.Millisecond}
-	srv := httptest.NewServer(model)
-	defer srv.Close()
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "exp.toml")
-	os.WriteFile(cfg, []byte(fmt.Sprintf(shardPlan, 40)), 0o644) // 800 cells
-	one := filepath.Join(dir, "one.jsonl")
-	cmd, errOut := pikitProc(t, nil, append([]string{"matrix", "-c", cfg, "-o", one}, modelArgs(srv.URL, 8)...)...)
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("one machine: %v\n%s", err, errOut)
-	}
+	model, srv, _, cfg, one := shardSetup(t, 30*time.Millisecond, 40) // 800 cells
 	want := fileKeys(t, one)
 	prefix := "s3://" + s3Bucket + "/killed/"
 	ctx := context.Background()
