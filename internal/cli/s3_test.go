@@ -67,11 +67,16 @@ func TestS3ShardsEqualOneMachine(t *testing.T) {
 	}
 	a := run(t, "report", prefix, "--s3-endpoint", ep, "--format", "json")
 	b := run(t, "report", one, "--format", "json")
-	if a.code != 0 || a.out != b.out || !strings.Contains(a.out, `"cells": 120`) {
+	if a.code != 0 || a.out != b.out || !strings.Contains(a.out, `"n": 120,`) {
 		t.Errorf("report of the prefix differs from one machine's:\n%s\n%s\n%s", a.out, b.out, a.err)
 	}
 	if r := run(t, "gate", prefix, "--s3-endpoint", ep, "--max-asr", "1"); r.code != 0 {
 		t.Errorf("gate: %+v", r)
+	}
+	// compare reads a prefix as a file: no cell flips against itself.
+	a = run(t, "compare", one, prefix, "--s3-endpoint", ep, "--format", "json")
+	if a.code != 0 || !strings.Contains(a.out, `"flips": []`) || !strings.Contains(a.out, `"n": 120,`) {
+		t.Errorf("compare one machine with the prefix: %+v", a)
 	}
 	// Run again: refused without --resume; with it, nothing to do.
 	if r := run(t, "matrix", "-c", cfg, "-o", prefix, "--s3-endpoint", ep, "--shard", "2/3"); r.code != ExitUsage || !strings.Contains(r.err, "--resume continues it") {
