@@ -3,7 +3,6 @@ package objstore
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,11 +34,71 @@ const metaThrough = "pikit-through"
 // maxShards bounds N in names read back from a listing.
 const maxShards = 100_000
 
-var (
-	resultsName = regexp.MustCompile(`^shard-([1-9][0-9]{0,5})-of-([1-9][0-9]{0,5})\.jsonl$`)
-	summaryName = regexp.MustCompile(`^shard-([1-9][0-9]{0,5})-of-([1-9][0-9]{0,5})\.summary\.json$`)
-	partName    = regexp.MustCompile(`^shard-([1-9][0-9]{0,5})-of-([1-9][0-9]{0,5})\.parts/([0-9]{1,9})-([0-9a-f]{1,32})\.jsonl$`)
+// Names under a prefix, as parseName reads them.
+const (
+	nameResults = iota + 1 // shard-K-of-N.jsonl
+	nameSummary            // shard-K-of-N.summary.json
+	namePart               // shard-K-of-N.parts/SEQ-ID.jsonl
 )
+
+// parseName reads a key relative to the prefix as one of a shard's
+// objects (K and N of 1 to 6 digits, no leading zero; SEQ of 1 to 9
+// digits; ID of 1 to 32 lowercase hex digits), or reports ok false (the
+// other results are then meaningless).
+// Plain string work, not regular expressions: this runs at every start
+// of pikit that links it, and a regexp compiled at init would cost every
+// command.
+func parseName(rel string) (kind, k, n, seq int, ok bool) {
+	rest, found := strings.CutPrefix(rel, "shard-")
+	if !found {
+		return
+	}
+	if k, rest, found = number(rest, 6, false); !found {
+		return
+	}
+	if rest, found = strings.CutPrefix(rest, "-of-"); !found {
+		return
+	}
+	if n, rest, found = number(rest, 6, false); !found {
+		return
+	}
+	switch {
+	case rest == ".jsonl":
+		return nameResults, k, n, 0, true
+	case rest == ".summary.json":
+		return nameSummary, k, n, 0, true
+	}
+	if rest, found = strings.CutPrefix(rest, ".parts/"); !found {
+		return
+	}
+	if seq, rest, found = number(rest, 9, true); !found {
+		return
+	}
+	id, found := strings.CutSuffix(rest, ".jsonl")
+	if !found || !strings.HasPrefix(id, "-") || len(id) < 2 || len(id) > 33 {
+		return
+	}
+	for _, c := range id[1:] {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return
+		}
+	}
+	return namePart, k, n, seq, true
+}
+
+// number reads 1 to max leading digits of s (a leading zero only when
+// zero is allowed, as in a part's zero-padded number).
+func number(s string, max int, zero bool) (int, string, bool) {
+	i := 0
+	for i < len(s) && i <= max && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	if i == 0 || i > max || (!zero && s[0] == '0') {
+		return 0, s, false
+	}
+	v, _ := strconv.Atoi(s[:i])
+	return v, s[i:], true
+}
 
 // Part is one uploaded part of a shard's results.
 type Part struct {
@@ -98,11 +157,11 @@ func (s *Store) Inspect(ctx context.Context, u URL) (*Prefix, error) {
 		return nil, err
 	}
 	p := &Prefix{URL: u, Shards: map[int]*ShardState{}}
-	state := func(m []string) (*ShardState, error) {
-		k, _ := strconv.Atoi(m[1])
-		n, _ := strconv.Atoi(m[2])
-		if k > n || n > maxShards {
-			return nil, nil
+	for _, o := range objs {
+		kind, k, n, seq, ok := parseName(strings.TrimPrefix(o.Key, u.Prefix))
+		if !ok || k > n || n > maxShards {
+			p.Other++
+			continue
 		}
 		if p.N != 0 && p.N != n {
 			return nil, fmt.Errorf("%s holds shards of runs in %d and in %d: %w; their cells overlap, keep one run per prefix", u, p.N, n, ErrOtherRun)
@@ -113,34 +172,13 @@ func (s *Store) Inspect(ctx context.Context, u URL) (*Prefix, error) {
 			st = &ShardState{Shard: Shard{k, n}}
 			p.Shards[k] = st
 		}
-		return st, nil
-	}
-	for _, o := range objs {
-		rel := strings.TrimPrefix(o.Key, u.Prefix)
-		var st *ShardState
-		var err error
-		switch m := partName.FindStringSubmatch(rel); {
-		case m != nil:
-			if st, err = state(m); st != nil {
-				seq, _ := strconv.Atoi(m[3])
-				st.Parts = append(st.Parts, Part{Key: o.Key, Seq: seq, Size: o.Size})
-			}
-		default:
-			if m := resultsName.FindStringSubmatch(rel); m != nil {
-				if st, err = state(m); st != nil {
-					st.Results, st.ResultsSize = true, o.Size
-				}
-			} else if m := summaryName.FindStringSubmatch(rel); m != nil {
-				if st, err = state(m); st != nil {
-					st.Summary = true
-				}
-			}
-		}
-		if err != nil {
-			return nil, err
-		}
-		if st == nil {
-			p.Other++
+		switch kind {
+		case nameResults:
+			st.Results, st.ResultsSize = true, o.Size
+		case nameSummary:
+			st.Summary = true
+		case namePart:
+			st.Parts = append(st.Parts, Part{Key: o.Key, Seq: seq, Size: o.Size})
 		}
 	}
 	for _, st := range p.Shards {

@@ -498,3 +498,41 @@ func TestUploadLargeStreamsInPieces(t *testing.T) {
 		t.Errorf("Get of a missing object: %v", err)
 	}
 }
+
+func TestParseName(t *testing.T) {
+	for _, c := range []struct {
+		in              string
+		kind, k, n, seq int
+	}{
+		{"shard-3-of-8.jsonl", nameResults, 3, 8, 0},
+		{"shard-3-of-8.summary.json", nameSummary, 3, 8, 0},
+		{"shard-3-of-8.parts/000042-0a1b2c3d.jsonl", namePart, 3, 8, 42},
+		{"shard-100000-of-100000.jsonl", nameResults, 100000, 100000, 0},
+		{"shard-3-of-8.parts/123456789-f.jsonl", namePart, 3, 8, 123456789},
+		{"shard-03-of-8.jsonl", 0, 0, 0, 0},         // a leading zero
+		{"shard-0-of-8.jsonl", 0, 0, 0, 0},          // shards count from 1
+		{"shard-1234567-of-8.jsonl", 0, 0, 0, 0},    // seven digits
+		{"shard-3-of-8.json", 0, 0, 0, 0},           // another extension
+		{"shard-3-of-8.jsonl.bak", 0, 0, 0, 0},      // a suffix after it
+		{"shard-3-of-8.parts/42.jsonl", 0, 0, 0, 0}, // no writer id
+		{"shard-3-of-8.parts/42-XYZ.jsonl", 0, 0, 0, 0},
+		{"shard-3-of-8.parts/1234567890-a.jsonl", 0, 0, 0, 0},
+		{"shard-3-of-8.parts/42-" + strings.Repeat("a", 33) + ".jsonl", 0, 0, 0, 0},
+		{"x/shard-3-of-8.jsonl", 0, 0, 0, 0}, // another run's, deeper
+		{"shard--of-8.jsonl", 0, 0, 0, 0},
+		{"", 0, 0, 0, 0},
+	} {
+		kind, k, n, seq, ok := parseName(c.in)
+		if ok != (c.kind != 0) || ok && (kind != c.kind || k != c.k || n != c.n || seq != c.seq) {
+			t.Errorf("parseName(%q) = %d %d %d %d %v, want %d %d %d %d", c.in, kind, k, n, seq, ok, c.kind, c.k, c.n, c.seq)
+		}
+	}
+	// Every name the writer makes reads back.
+	u := URL{Bucket: "b", Prefix: "p/"}
+	sh := Shard{7, 12}
+	for key, want := range map[string]int{sh.resultsKey(u): nameResults, sh.summaryKey(u): nameSummary, sh.partKey(u, 3, "00ff"): namePart} {
+		if kind, k, n, _, ok := parseName(strings.TrimPrefix(key, u.Prefix)); !ok || kind != want || k != 7 || n != 12 {
+			t.Errorf("%s does not read back", key)
+		}
+	}
+}
