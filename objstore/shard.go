@@ -137,20 +137,14 @@ func (st *ShardState) keys(u URL) []string {
 // sources lists the objects that hold the shard's results, in order: its
 // results object, then the parts written after it.
 func (s *Store) sources(ctx context.Context, u URL, st *ShardState) []report.Source {
-	var out []report.Source
-	add := func(key string) {
-		out = append(out, report.Source{Name: u.Of(key), Open: func() (io.ReadCloser, error) {
-			rc, _, err := s.Get(ctx, u, key)
-			return rc, err
-		}})
-	}
+	var objs []object
 	if st.Results {
-		add(st.resultsKey(u))
+		objs = append(objs, object{st.resultsKey(u), st.ResultsSize})
 	}
 	for _, p := range st.pending() {
-		add(p.Key)
+		objs = append(objs, object{p.Key, p.Size})
 	}
-	return out
+	return s.readAhead(ctx, u, objs)
 }
 
 // Write buffers JSONL lines for upload.

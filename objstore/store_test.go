@@ -536,3 +536,67 @@ func TestParseName(t *testing.T) {
 		}
 	}
 }
+
+// A shard of many small parts is read ahead: in order, each key once,
+// and at the store's throughput rather than its latency.
+func TestManyPartsReadAhead(t *testing.T) {
+	st, f := fakeS3(t)
+	ctx := context.Background()
+	u, _ := ParseURL("s3://results/long/")
+	sh := Shard{1, 1}
+	const parts = 300
+	for i := 1; i <= parts; i++ {
+		body := lines(t, keysN(i*10, 2), judge.Refused)
+		switch i {
+		case 5:
+			body = append(body, lines(t, []string{"dup"}, judge.Refused)...)
+		case 200:
+			body = append(body, lines(t, []string{"dup"}, judge.FullSuccess)...)
+		}
+		if err := st.Put(ctx, u, sh.partKey(u, i, "ab"), body, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const latency = 10 * time.Millisecond
+	var gets atomic.Int64
+	f.set(func(r *http.Request) int {
+		if r.Method == http.MethodGet && !r.URL.Query().Has("list-type") {
+			gets.Add(1)
+			time.Sleep(latency)
+		}
+		return 0
+	})
+	start := time.Now()
+	_, done, _, err := st.OpenShard(ctx, u, sh, OutputOptions{Resume: true})
+	took := time.Since(start)
+	if err != nil || len(done) != 2*parts+1 {
+		t.Fatalf("resume over %d parts: %d done, %v", parts, len(done), err)
+	}
+	t.Logf("%d parts, %v a read: their keys in %v (%v one after another)", parts, latency, took.Round(time.Millisecond), parts*latency)
+	if took > parts*latency/2 {
+		t.Errorf("reading %d parts took %v: not read ahead (one after another: %v)", parts, took, parts*latency)
+	}
+	// Both passes of a dedup read ahead too, and keep the file order.
+	start = time.Now()
+	got := map[string]judge.Outcome{}
+	p, _ := st.Inspect(ctx, u)
+	rc := st.Open(ctx, p)
+	n := 0
+	if _, err := report.ScanKeys(rc, func(li report.LineInfo) error {
+		n++
+		got[li.Key] = li.Outcome
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	rc.Close()
+	if n != 2*parts+1 || got["dup"] != judge.Refused {
+		t.Errorf("read %d lines, dup %s; want %d and the first result, refused", n, got["dup"], 2*parts+1)
+	}
+	if took := time.Since(start); took > parts*latency {
+		t.Errorf("two passes over %d parts took %v", parts, took)
+	}
+	if gets.Load() != 3*parts {
+		t.Errorf("%d objects read, want each of %d once per pass (3 passes)", gets.Load(), parts)
+	}
+}
