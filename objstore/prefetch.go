@@ -110,7 +110,10 @@ func (s *Store) getSmall(ctx context.Context, u URL, o object) ([]byte, error) {
 		return nil, err
 	}
 	defer rc.Close()
-	b, err := io.ReadAll(io.LimitReader(rc, o.size+1))
+	var buf bytes.Buffer
+	buf.Grow(int(o.size) + 1) // the listed size: read without regrowing
+	_, err = buf.ReadFrom(io.LimitReader(rc, o.size+1))
+	b := buf.Bytes()
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", u.Of(o.key), err)
 	}

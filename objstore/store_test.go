@@ -32,7 +32,7 @@ type fault struct {
 
 // fakeS3 serves an in-memory S3 (gofakes3) with one bucket, "results",
 // behind a fault injector, and returns a Store that reaches it.
-func fakeS3(t *testing.T) (*Store, *fault) {
+func fakeS3(t testing.TB) (*Store, *fault) {
 	t.Helper()
 	t.Setenv("AWS_ACCESS_KEY_ID", "test-access")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "test-secret")
@@ -96,7 +96,7 @@ func (f *fault) set(fn func(r *http.Request) int) {
 
 // lines encodes results for keys with outcome as pikit's JSONL writer
 // does.
-func lines(t *testing.T, keys []string, outcome judge.Outcome) []byte {
+func lines(t testing.TB, keys []string, outcome judge.Outcome) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	w := report.NewJSONL(&b)

@@ -107,7 +107,11 @@ func (w *partWriter) cutLocked() {
 		return
 	}
 	body := w.buf[:i+1]
-	rest := append([]byte(nil), w.buf[i+1:]...)
+	// The next part's buffer, sized like this one (the last part's size
+	// is the best guess of the next's), so it fills without regrowing.
+	tail := len(w.buf) - i - 1
+	rest := make([]byte, tail, tail+min(max(len(body), 64<<10), partBytes)+256<<10)
+	copy(rest, w.buf[i+1:])
 	w.seq++
 	seq := w.seq
 	w.buf = rest
