@@ -278,6 +278,7 @@ type (
 		Env             []envVar
 		EnvFrom         []struct{ ConfigMapRef, SecretRef *ref }
 		SecurityContext *securityContext
+		Resources       struct{ Requests, Limits map[string]string }
 		VolumeMounts    []struct {
 			Name, MountPath string
 			ReadOnly        bool
@@ -551,6 +552,25 @@ func runProblems(job, cm manifest) []string {
 	}) {
 		bad("the keys do not come from the pikit-keys Secret")
 	}
+	// pikit's own GC setting lets the heap grow toward 1 GiB before it
+	// collects harder: under a smaller memory limit GOMEMLIMIT must hold
+	// it below the limit, or the kernel kills the pod first.
+	limit, lok := quantity(c.Resources.Limits["memory"])
+	soft, sok := "", false
+	for _, e := range c.Env {
+		if e.Name == "GOMEMLIMIT" && e.ValueFrom == nil {
+			soft, sok = e.Value, true
+		}
+	}
+	goLimit, gok := quantity(soft)
+	switch {
+	case !lok:
+		bad("no memory limit")
+	case !sok || !gok:
+		bad("GOMEMLIMIT is %q: set it under the memory limit (pikit lets its heap grow toward 1 GiB otherwise)", soft)
+	case goLimit >= limit:
+		bad("GOMEMLIMIT %s is not under the memory limit %s", soft, c.Resources.Limits["memory"])
+	}
 	config, _ := flagValue(c.Args, "--config", "-c")
 	if key, ok := configKey(job, c, cm, config); !ok {
 		bad("--config %s is not a file of the mounted ConfigMap %s", config, cm.Metadata.Name)
@@ -558,6 +578,22 @@ func runProblems(job, cm manifest) []string {
 		bad("--config %s: the ConfigMap has no key %s", config, key)
 	}
 	return p
+}
+
+// quantity reads a memory size in bytes, as Kubernetes writes it (512Mi,
+// 1Gi) or as Go's GOMEMLIMIT does (384MiB, 1GiB).
+func quantity(q string) (int64, bool) {
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"Gi", 1 << 30}, {"Mi", 1 << 20}, {"Ki", 1 << 10}} {
+		if n, ok := strings.CutSuffix(q, u.suffix); ok {
+			v, err := strconv.ParseInt(n, 10, 64)
+			return v * u.mult, err == nil && v > 0
+		}
+	}
+	v, err := strconv.ParseInt(q, 10, 64)
+	return v, err == nil && v > 0
 }
 
 // configKey returns the ConfigMap key a container sees at path, through a
@@ -742,6 +778,14 @@ func TestRunJobFactsCatchMistakes(t *testing.T) {
 			args[slices.Index(args, "-o")+1] = "$(RESULTS)"
 		}, "refers to $(RESULTS)"},
 		{"config map not generated", func(job, _ *manifest) { job.Spec.Template.Spec.Volumes[0].ConfigMap.Name = "pikit-config" }, "not the generated"},
+		{"heap over the limit", func(job, _ *manifest) {
+			env := job.Spec.Template.Spec.Containers[0].Env
+			env[slices.IndexFunc(env, func(e envVar) bool { return e.Name == "GOMEMLIMIT" })].Value = "600MiB"
+		}, "is not under the memory limit"},
+		{"no heap limit", func(job, _ *manifest) {
+			c := &job.Spec.Template.Spec.Containers[0]
+			c.Env = slices.DeleteFunc(c.Env, func(e envVar) bool { return e.Name == "GOMEMLIMIT" })
+		}, "GOMEMLIMIT is \"\""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			all := decode(t, rendered)
