@@ -92,6 +92,19 @@ func TestS3ShardsEqualOneMachine(t *testing.T) {
 	}
 }
 
+// A dataset run writes to a prefix as a config run does.
+func TestS3DatasetRun(t *testing.T) {
+	ep := fakeBucket(t)
+	r := run(t, "dataset", "run", "direct_injection", "-o", "s3://results/ds/", "--s3-endpoint", ep, "--shard", "1/2", "-q")
+	if r.code != 0 || !strings.Contains(r.err, "s3://results/ds/shard-1-of-2.jsonl") {
+		t.Fatalf("dataset run to s3: %+v", r)
+	}
+	r = run(t, "report", "s3://results/ds/", "--s3-endpoint", ep, "--format", "json")
+	if r.code != 0 || !strings.Contains(r.err, "shard 2 of 2 has not finished") || !strings.Contains(r.out, `"cells": `) {
+		t.Errorf("report of half a dataset run: %+v", r)
+	}
+}
+
 // A gate over a run with a shard missing fails; report and merge warn
 // and read what is there.
 func TestS3GateFailsOnUnfinishedRun(t *testing.T) {
