@@ -20,7 +20,8 @@ const partBytes = 8 << 20
 // the oldest line has waited flushEvery, when the buffer reaches
 // partBytes, and on close. A part holds whole lines only. One upload runs
 // at a time, in order, while the next part fills; a writer that outruns
-// the store waits (memory stays at two parts).
+// the store waits (memory holds three parts at most: one uploading, one
+// queued, one filling).
 type partWriter struct {
 	st     *Store
 	u      URL
