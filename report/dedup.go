@@ -25,36 +25,65 @@ type DedupStats struct {
 // first result that is not a runtime error, or its first result when
 // every one is (a resumed run's rerun of a failed cell wins over the
 // failure). It reads srcs twice: once for the keys that have such a
-// result, once to write. A source whose last line is half-written is an
-// error naming it.
+// result (Deduper.Scan), once to write (Deduper.Write). A source whose
+// last line is half-written is an error naming it.
 func Dedup(srcs []Source, w io.Writer) (DedupStats, error) {
-	const seen, good, written = 1, 2, 4
-	state := map[string]uint8{}
-	var st DedupStats
+	d := NewDeduper()
+	if err := d.Scan(srcs); err != nil {
+		return DedupStats{}, err
+	}
+	return d.Write(srcs, w)
+}
+
+// Deduper is Dedup in its two passes, for a caller that acts between
+// them (pikit merge checks its output only once its inputs have read
+// as results) or asks afterwards which keys were written.
+type Deduper struct {
+	state map[string]uint8
+}
+
+const (
+	dedupSeen = 1 << iota
+	dedupGood
+	dedupWritten
+)
+
+// NewDeduper returns a Deduper with nothing read.
+func NewDeduper() *Deduper { return &Deduper{state: map[string]uint8{}} }
+
+// Scan reads srcs for the keys that have a result other than a runtime
+// error.
+func (d *Deduper) Scan(srcs []Source) error {
 	for _, src := range srcs {
 		err := scanSource(src, func(li LineInfo) error {
-			s := state[li.Key] | seen
+			s := d.state[li.Key] | dedupSeen
 			if li.Outcome != judge.RuntimeError {
-				s |= good
+				s |= dedupGood
 			}
-			state[li.Key] = s
+			d.state[li.Key] = s
 			return nil
 		})
 		if err != nil {
-			return st, err
+			return err
 		}
 	}
+	return nil
+}
+
+// Write writes srcs to w, each key once (see Dedup).
+func (d *Deduper) Write(srcs []Source, w io.Writer) (DedupStats, error) {
+	var st DedupStats
 	bw := bufio.NewWriterSize(w, 1<<20)
 	for _, src := range srcs {
 		err := scanSource(src, func(li LineInfo) error {
-			s := state[li.Key]
-			if s&written != 0 || (s&good != 0 && li.Outcome == judge.RuntimeError) {
+			s := d.state[li.Key]
+			if s&dedupWritten != 0 || (s&dedupGood != 0 && li.Outcome == judge.RuntimeError) {
 				st.Duplicates++
 				return nil
 			}
-			state[li.Key] = s | written
+			d.state[li.Key] = s | dedupWritten
 			st.Kept++
-			if s&good == 0 {
+			if s&dedupGood == 0 {
 				st.Errors++
 			}
 			bw.Write(li.Line)
@@ -66,6 +95,9 @@ func Dedup(srcs []Source, w io.Writer) (DedupStats, error) {
 	}
 	return st, bw.Flush()
 }
+
+// Written reports whether Write wrote a result of key.
+func (d *Deduper) Written(key string) bool { return d.state[key]&dedupWritten != 0 }
 
 // scanSource reads one source with ScanKeys.
 func scanSource(src Source, fn func(LineInfo) error) error {
@@ -79,7 +111,7 @@ func scanSource(src Source, fn func(LineInfo) error) error {
 		return fmt.Errorf("%s: %w", src.Name, err)
 	}
 	if partial != nil {
-		return fmt.Errorf("%s: the last line is incomplete", src.Name)
+		return fmt.Errorf("%s: the last line is incomplete (an interrupted run?); finish it with --resume first", src.Name)
 	}
 	return nil
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -12,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pikit-go/pikit/dataset"
-	"github.com/pikit-go/pikit/judge"
 	"github.com/pikit-go/pikit/matrix"
 	"github.com/pikit-go/pikit/objstore"
 	"github.com/pikit-go/pikit/report"
@@ -92,8 +90,9 @@ func runMerge(ctx context.Context, streams IO, o *mergeOptions, inputs []string)
 		ctx = context.Background()
 	}
 	// An s3:// input is listed once and read in each pass.
-	prefixes := map[string]func() io.ReadCloser{}
-	for _, in := range inputs {
+	srcs := make([]report.Source, len(inputs))
+	for i, in := range inputs {
+		srcs[i] = report.Source{Name: in, Open: func() (io.ReadCloser, error) { return os.Open(in) }}
 		if !objstore.IsURL(in) {
 			continue
 		}
@@ -101,67 +100,38 @@ func runMerge(ctx context.Context, streams IO, o *mergeOptions, inputs []string)
 		if err != nil {
 			return err
 		}
-		prefixes[in] = func() io.ReadCloser { return st.Open(ctx, p) }
+		srcs[i].Open = func() (io.ReadCloser, error) { return st.Open(ctx, p), nil }
 	}
-	scan := func(path string, fn func(report.LineInfo) error) error {
-		if open := prefixes[path]; open != nil {
-			return scanStream(path, open(), fn)
-		}
-		return scanFile(path, fn)
-	}
-	// Pass 1: which keys have a good result somewhere.
-	good := map[string]bool{}
-	seen := map[string]bool{}
-	for _, in := range inputs {
-		if err := scan(in, func(li report.LineInfo) error {
-			seen[li.Key] = true
-			if li.Outcome != judge.RuntimeError {
-				good[li.Key] = true
-			}
-			return nil
-		}); err != nil {
-			return usage(err)
-		}
+	// Pass 1: which keys have a good result somewhere (every input read
+	// as results before anything is written).
+	d := report.NewDeduper()
+	if err := d.Scan(srcs); err != nil {
+		return usage(err)
 	}
 	if !o.Force {
 		if _, err := os.Stat(o.Output); err == nil {
 			return usage(fmt.Errorf("%s: %w (use --force to overwrite)", o.Output, report.ErrExists))
 		}
 	}
-	written := map[string]bool{}
-	dups := 0
 	// Pass 2: the first good line of each key, or its first line when none
 	// is good, through a temporary file beside the destination (so the
 	// final rename never crosses file systems).
+	var st report.DedupStats
 	err := writeFileAtomic(o.Output, func(w io.Writer) error {
-		bw := bufio.NewWriterSize(w, 1<<20)
-		for _, in := range inputs {
-			err := scan(in, func(li report.LineInfo) error {
-				if written[li.Key] || (good[li.Key] && li.Outcome == judge.RuntimeError) {
-					dups++
-					return nil
-				}
-				written[li.Key] = true
-				bw.Write(li.Line)
-				return bw.WriteByte('\n')
-			})
-			if err != nil {
-				return err
-			}
-		}
-		return bw.Flush()
+		var err error
+		st, err = d.Write(srcs, w)
+		return err
 	})
 	if err != nil {
 		return err
 	}
-	errorsLeft := len(seen) - len(good)
-	fmt.Fprintf(streams.ErrOut, "merged %d files: %d results (%d duplicates dropped, %d runtime errors kept) → %s\n", len(inputs), len(written), dups, errorsLeft, o.Output)
+	fmt.Fprintf(streams.ErrOut, "merged %d files: %d results (%d duplicates dropped, %d runtime errors kept) → %s\n", len(inputs), st.Kept, st.Duplicates, st.Errors, o.Output)
 	if plan == nil {
 		return nil
 	}
-	missing, foreign := 0, len(written)
+	missing, foreign := 0, st.Kept
 	for i := 0; i < plan.Len(); i++ {
-		if written[plan.Cell(i).Key] {
+		if d.Written(plan.Cell(i).Key) {
 			foreign--
 		} else {
 			missing++
@@ -170,27 +140,6 @@ func runMerge(ctx context.Context, streams IO, o *mergeOptions, inputs []string)
 	fmt.Fprintf(streams.ErrOut, "coverage: %d of %d planned cells, %d missing, %d results not in the plan\n", plan.Len()-missing, plan.Len(), missing, foreign)
 	if missing > 0 || foreign > 0 {
 		return errFailed
-	}
-	return nil
-}
-
-func scanFile(path string, fn func(report.LineInfo) error) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	return scanStream(path, f, fn)
-}
-
-// scanStream reads the JSONL results of r (closed when done), named path.
-func scanStream(path string, r io.ReadCloser, fn func(report.LineInfo) error) error {
-	defer r.Close()
-	partial, err := report.ScanKeys(r, fn)
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if partial != nil {
-		return fmt.Errorf("%s: the last line is incomplete (an interrupted run?); finish it with --resume first", path)
 	}
 	return nil
 }

@@ -181,3 +181,17 @@ func TestCache(t *testing.T) {
 		t.Errorf("results should say they were cached: %v %+v", err, res[0].Metadata)
 	}
 }
+
+// merge refuses an input cut mid-line (exit 2), writing nothing.
+func TestMergeRefusesAHalfWrittenFile(t *testing.T) {
+	dir := t.TempDir()
+	cut := writeFile(t, dir, "cut.jsonl", `{"key":"00000000000000aa","attack":"naive","outcome":"refused"}`+"\n"+`{"key":"00000000000000ab","att`)
+	out := filepath.Join(dir, "all.jsonl")
+	r := run(t, "merge", cut, "-o", out)
+	if r.code != ExitUsage || !strings.Contains(r.err, "cut.jsonl: the last line is incomplete (an interrupted run?); finish it with --resume first") {
+		t.Errorf("%+v", r)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("merge wrote its output from a half-written input")
+	}
+}
