@@ -61,15 +61,7 @@ var ErrNotFound = errors.New("no such object")
 
 // Open prepares a client; nothing is sent until the first request.
 func Open(ctx context.Context, o Options) (*Store, error) {
-	endpoint := o.Endpoint
-	if endpoint == "" {
-		for _, name := range EndpointEnv {
-			if v := os.Getenv(name); v != "" {
-				endpoint = v
-				break
-			}
-		}
-	}
+	endpoint, _ := ResolveEndpoint(o.Endpoint)
 	if endpoint != "" {
 		if err := CheckEndpoint(endpoint); err != nil {
 			return nil, err
@@ -123,6 +115,22 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		}
 	})
 	return &Store{c: c, endpoint: endpoint}, nil
+}
+
+// ResolveEndpoint returns the endpoint that flag (--s3-endpoint) or the
+// environment (EndpointEnv, in order) chooses, and which of them chose it;
+// "" for neither (AWS, or a shared config's endpoint_url, which Open
+// reads).
+func ResolveEndpoint(flag string) (endpoint, from string) {
+	if flag != "" {
+		return flag, "--s3-endpoint"
+	}
+	for _, name := range EndpointEnv {
+		if v := os.Getenv(name); v != "" {
+			return v, name
+		}
+	}
+	return "", ""
 }
 
 // CheckEndpoint accepts an http(s) URL with a host and nothing that could

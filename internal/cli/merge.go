@@ -86,9 +86,6 @@ func runMerge(ctx context.Context, streams IO, o *mergeOptions, inputs []string)
 			return usage(err)
 		}
 	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	// An s3:// input is listed once and read in each pass.
 	srcs := make([]report.Source, len(inputs))
 	for i, in := range inputs {

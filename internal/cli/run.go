@@ -85,9 +85,10 @@ type runOptions struct {
 	inputs []string
 	// dotenv is what ./.env chose (from the command's context).
 	dotenv dotEnv
-	// s3 holds the flags of an s3:// --output; toS3 says it is one.
+	// s3 holds the flags of an s3:// --output, and s3At the output
+	// itself, parsed (nil for a file).
 	s3   s3Options
-	toS3 bool
+	s3At *objstore.URL
 	// refused holds what the files chose that needs --trust-config and
 	// that a --dry-run lists instead of refusing at once (a runtime).
 	refused []*matrix.Error
@@ -231,14 +232,15 @@ func (o *runOptions) complete(cmd *cobra.Command) error {
 	if cmd.Flags().Changed("max-output-tokens") && (o.MaxOutputTokens < 1 || o.MaxOutputTokens > math.MaxInt32) {
 		return usage(fmt.Errorf("--max-output-tokens: want a positive number of tokens per reply (at most %d), got %d (--max-tokens is the run's token budget)", math.MaxInt32, o.MaxOutputTokens))
 	}
-	o.toS3 = objstore.IsURL(o.Output)
-	if err := o.s3.check(o.toS3, cmd.Flags()); err != nil {
+	if err := o.s3.check(objstore.IsURL(o.Output), cmd.Flags()); err != nil {
 		return err
 	}
-	if o.toS3 {
-		if _, err := objstore.ParseURL(o.Output); err != nil {
+	if objstore.IsURL(o.Output) {
+		u, err := objstore.ParseURL(o.Output)
+		if err != nil {
 			return usage(fmt.Errorf("--output: %w", err))
 		}
+		o.s3At = &u
 		if o.CSVRaw || o.RepeatSummary {
 			return usage(errors.New("an s3:// --output holds JSONL results: --csv-raw and --repeat-summary write files (pikit merge, then pikit report)"))
 		}
@@ -260,7 +262,7 @@ func (o *runOptions) complete(cmd *cobra.Command) error {
 		if o.Force {
 			return usage(errors.New("--resume and --force contradict each other: --force starts over, --resume continues"))
 		}
-		if !strings.HasSuffix(strings.ToLower(o.Output), ".jsonl") && !o.toS3 {
+		if !strings.HasSuffix(strings.ToLower(o.Output), ".jsonl") && o.s3At == nil {
 			return usage(errors.New("--resume needs --output FILE.jsonl or s3://BUCKET/PREFIX/ (the results so far)"))
 		}
 	}
@@ -577,7 +579,7 @@ func (o *runOptions) prepare(streams IO, src matrix.Source) (matrix.Source, *mat
 	}
 	if !o.DryRun {
 		// What is wrong with the command is said before anything is asked.
-		if !o.toS3 {
+		if o.s3At == nil {
 			if err := checkOutput("--output", o.Output, o.inputs...); err != nil {
 				return nil, nil, err
 			}
@@ -860,11 +862,11 @@ func (o *runOptions) dryRun(streams IO, src matrix.Source, c matrix.Count) error
 	writePlan(streams.Out, c, bound)
 	o.writeReplyCap(streams.Out, src)
 	writeEndpoints(streams.Out, eps)
-	if o.toS3 {
+	if o.s3At != nil {
 		o.writeS3(streams.Out)
 	}
 	refused := o.refusals(src, eps)
-	if o.toS3 {
+	if o.s3At != nil {
 		if err := o.s3.s3Refusal(o.dotenv, o.TrustConfig); err != nil {
 			refused = append(refused, &matrix.Error{File: o.dotenv.path, Msg: err.Error()})
 		}
@@ -1106,7 +1108,7 @@ func (o *runOptions) openOutput(ctx context.Context, streams IO, src matrix.Sour
 	var done map[string]bool
 	var dropped int
 	var s3w *s3Writer
-	if o.toS3 {
+	if o.s3At != nil {
 		if s3w, done, dropped, err = o.openS3Output(ctx); err != nil {
 			return nil, err
 		}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -97,9 +96,6 @@ func (s *s3Options) s3Refusal(env dotEnv, trust bool) error {
 // (missing, in flight, killed) is an error with finished, else a warning:
 // its results so far are read.
 func (s *s3Options) inspect(ctx context.Context, errOut io.Writer, arg string, finished bool) (*objstore.Store, *objstore.Prefix, error) {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	u, err := objstore.ParseURL(arg)
 	if err != nil {
 		return nil, nil, usage(err)
@@ -134,9 +130,6 @@ func (s *s3Options) openPrefix(ctx context.Context, errOut io.Writer, arg string
 	st, p, err := s.inspect(ctx, errOut, arg, finished)
 	if err != nil {
 		return nil, err
-	}
-	if ctx == nil {
-		ctx = context.Background()
 	}
 	return st.Open(ctx, p), nil
 }
@@ -200,16 +193,11 @@ func (w *s3Writer) Finish(ctx context.Context) (*objstore.ShardSummary, error) {
 // openS3Output opens the run's shard under the s3:// --output: the keys
 // it already holds (with --resume), and a writer.
 func (o *runOptions) openS3Output(ctx context.Context) (w *s3Writer, done map[string]bool, dropped int, err error) {
-	u, err := objstore.ParseURL(o.Output)
-	if err != nil {
-		return nil, nil, 0, usage(err)
-	}
 	st, err := o.s3.open(ctx)
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	sh := objstore.Shard{K: max(o.shardK, 1), N: max(o.shardN, 1)}
-	out, done, dropped, err := st.OpenShard(ctx, u, sh, objstore.OutputOptions{Resume: o.Resume, Force: o.Force, FlushEvery: o.s3.Flush})
+	out, done, dropped, err := st.OpenShard(ctx, *o.s3At, o.shardOf(), objstore.OutputOptions{Resume: o.Resume, Force: o.Force, FlushEvery: o.s3.Flush})
 	if errors.Is(err, objstore.ErrExists) || errors.Is(err, objstore.ErrOtherRun) {
 		return nil, nil, 0, usage(err)
 	}
@@ -230,8 +218,7 @@ func (o *runOptions) finishS3(ctx context.Context, streams IO, w *s3Writer) erro
 	if err != nil {
 		return writeError{o.Output, err}
 	}
-	u, _ := objstore.ParseURL(o.Output)
-	fmt.Fprintf(streams.ErrOut, "%s: %d results (%d runtime errors) in %s%s.jsonl\n", o.shardOf(), sum.Results, sum.Errors, u, o.shardOf().Name())
+	fmt.Fprintf(streams.ErrOut, "%s: %d results (%d runtime errors) in %s%s.jsonl\n", o.shardOf(), sum.Results, sum.Errors, o.s3At, o.shardOf().Name())
 	return nil
 }
 
@@ -263,18 +250,11 @@ func (r resultsReader) scanPrefix(arg string, fn func(*report.Record) error) err
 
 // writeS3 says, for --dry-run, where an s3:// --output would go.
 func (o *runOptions) writeS3(w io.Writer) {
-	u, _ := objstore.ParseURL(o.Output)
-	where, from := "AWS S3", ""
-	switch {
-	case o.s3.Endpoint != "":
-		where, from = o.s3.Endpoint, " (--s3-endpoint)"
-	default:
-		for _, name := range objstore.EndpointEnv {
-			if v := os.Getenv(name); v != "" {
-				where, from = v, " ("+name+")"
-				break
-			}
-		}
+	where, from := objstore.ResolveEndpoint(o.s3.Endpoint)
+	if where == "" {
+		where = "AWS S3"
+	} else {
+		from = " (" + from + ")"
 	}
-	fmt.Fprintf(w, "results:\n  %s%s.jsonl at %s%s, in parts every %v while it runs\n", u, o.shardOf().Name(), termsafe.Line(objstore.RedactURL(where)), from, o.s3.Flush)
+	fmt.Fprintf(w, "results:\n  %s%s.jsonl at %s%s, in parts every %v while it runs\n", o.s3At, o.shardOf().Name(), termsafe.Line(objstore.RedactURL(where)), from, o.s3.Flush)
 }
