@@ -150,8 +150,8 @@ func (s *Store) sources(ctx context.Context, u URL, st *ShardState) []report.Sou
 // Write buffers JSONL lines for upload.
 func (o *Output) Write(p []byte) (int, error) { return o.pw.Write(p) }
 
-// Parts returns how many parts this output has uploaded so far.
-func (o *Output) Parts() int {
+// parts returns how many parts this output has uploaded so far.
+func (o *Output) parts() int {
 	o.pw.mu.Lock()
 	defer o.pw.mu.Unlock()
 	return o.pw.written

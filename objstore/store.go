@@ -138,19 +138,16 @@ func ResolveEndpoint(flag string) (endpoint, from string) {
 func CheckEndpoint(s string) error {
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("S3 endpoint %q: want an http:// or https:// URL with a host", safe(redactURL(s)))
+		return fmt.Errorf("S3 endpoint %q: want an http:// or https:// URL with a host", safe(RedactURL(s)))
 	}
 	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return fmt.Errorf("S3 endpoint %s: no user info, query or fragment (credentials come from the environment)", safe(redactURL(s)))
+		return fmt.Errorf("S3 endpoint %s: no user info, query or fragment (credentials come from the environment)", safe(RedactURL(s)))
 	}
 	return nil
 }
 
 // RedactURL drops a URL's user info (a password in an endpoint).
-func RedactURL(s string) string { return redactURL(s) }
-
-// redactURL drops a URL's user info.
-func redactURL(s string) string {
+func RedactURL(s string) string {
 	if u, err := url.Parse(s); err == nil && u.User != nil {
 		u.User = nil
 		return u.String()

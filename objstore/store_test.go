@@ -342,9 +342,9 @@ func (w *partWriter) kill() {
 func waitParts(t *testing.T, o *Output, n int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for o.Parts() < n {
+	for o.parts() < n {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d parts uploaded after 10s, want %d", o.Parts(), n)
+			t.Fatalf("%d parts uploaded after 10s, want %d", o.parts(), n)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
