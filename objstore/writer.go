@@ -85,7 +85,9 @@ func (w *partWriter) Write(p []byte) (int, error) {
 	w.buf = append(w.buf, p...)
 	if len(w.buf) >= partBytes {
 		w.cutLocked()
-	} else if w.timer == nil && bytes.IndexByte(w.buf, '\n') >= 0 {
+	} else if w.timer == nil && bytes.IndexByte(p, '\n') >= 0 {
+		// The first whole line since the last cut (the buffer held none:
+		// its last newline went with that part) starts the clock.
 		w.timer = time.AfterFunc(w.every, w.tick)
 	}
 	return len(p), nil
@@ -116,12 +118,9 @@ func (w *partWriter) cutLocked() {
 	w.seq++
 	seq := w.seq
 	w.buf = rest
-	if w.timer != nil {
+	if w.timer != nil { // what is left holds no whole line
 		w.timer.Stop()
 		w.timer = nil
-	}
-	if len(rest) > 0 && bytes.IndexByte(rest, '\n') >= 0 {
-		w.timer = time.AfterFunc(w.every, w.tick)
 	}
 	w.sends.Add(1)
 	w.mu.Unlock()
