@@ -20,6 +20,8 @@ import (
 	"unicode"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/pikit-go/pikit/internal/pyvenv"
 )
 
 // scriptedTasks is what examples/agentdojo_export_tasks.py writes that the
@@ -265,7 +267,7 @@ func TestAgentDojoEquality(t *testing.T) {
 		export.Stderr = &stderr
 		b, err := export.Output()
 		if err != nil {
-			t.Fatalf("exporting the %s suite's tasks: %v\n%s", s, err, lastLines(stderr.Bytes()))
+			t.Fatalf("exporting the %s suite's tasks: %v\n%s", s, err, pyvenv.LastLines(stderr.Bytes()))
 		}
 		if err := os.WriteFile(filepath.Join(data, "suites", s, "tasks.yaml"), b, 0o644); err != nil {
 			t.Fatal(err)
@@ -306,7 +308,7 @@ func TestAgentDojoEquality(t *testing.T) {
 	run.Stderr = &stderr
 	raw, err := run.Output()
 	if err != nil {
-		t.Fatalf("agentdojo_run.py: %v\n%s", err, lastLines(stderr.Bytes()))
+		t.Fatalf("agentdojo_run.py: %v\n%s", err, pyvenv.LastLines(stderr.Bytes()))
 	}
 	theirs := map[string]adVerdict{}
 	for _, line := range bytes.Split(bytes.TrimSpace(raw), []byte("\n")) {
@@ -336,7 +338,7 @@ func TestAgentDojoEquality(t *testing.T) {
 	stderr.Reset()
 	score.Stderr = &stderr
 	if err := score.Run(); err != nil {
-		t.Fatalf("agentdojo_score.py: %v\n%s", err, lastLines(stderr.Bytes()))
+		t.Fatalf("agentdojo_score.py: %v\n%s", err, pyvenv.LastLines(stderr.Bytes()))
 	}
 	t.Logf("pikit: %d model requests, import+run+score %v", model.requests.Load(), time.Since(phase).Round(time.Millisecond))
 

@@ -13,6 +13,8 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/pikit-go/pikit/internal/pyvenv"
 )
 
 // agentdojoVenv holds AgentDojo (testdata/benchmarks/agentdojo-requirements.txt).
@@ -112,7 +114,7 @@ func TestAgentDojoScoredByAgentDojo(t *testing.T) {
 	export.Stderr = &stderr
 	tasksYAML, err := export.Output()
 	if err != nil {
-		t.Fatalf("exporting the banking suite's tasks: %v\n%s", err, lastLines(stderr.Bytes()))
+		t.Fatalf("exporting the banking suite's tasks: %v\n%s", err, pyvenv.LastLines(stderr.Bytes()))
 	}
 	if err := os.WriteFile(filepath.Join(suite, "tasks.yaml"), tasksYAML, 0o644); err != nil {
 		t.Fatal(err)

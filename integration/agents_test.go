@@ -39,14 +39,6 @@ func unavailable(t *testing.T, suite, require, why string) {
 	t.Skipf("%s suite skipped: %s (set %s=1 to make this a failure)", suite, why, require)
 }
 
-func lastLines(b []byte) string {
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	if len(lines) > 5 {
-		lines = lines[len(lines)-5:]
-	}
-	return strings.Join(lines, " | ")
-}
-
 const experiment = `
 [target]
 spec = %q

@@ -3,9 +3,6 @@ package integration
 import (
 	"bufio"
 	"bytes"
-	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -19,6 +16,8 @@ import (
 	"time"
 
 	"github.com/pelletier/go-toml/v2"
+
+	"github.com/pikit-go/pikit/internal/pyvenv"
 )
 
 // venv is a suite's virtual environment, made once per test run by pipVenv
@@ -59,47 +58,18 @@ func (v *venv) prepare() {
 var benchVenv = &venv{name: "bench-venv", env: "PIKIT_BENCH_VENV", requirements: filepath.Join("testdata", "benchmarks", "requirements.txt"),
 	pipArgs: []string{"--no-deps"}, suite: "benchmark", require: "PIKIT_REQUIRE_BENCHMARKS"}
 
-// pipVenv makes (or finds, cached in the user's cache directory under
-// name and the requirements' hash, or at $env) a virtual environment with
-// the requirements installed, and returns its interpreter, or why it could
-// not.
+// pipVenv makes (or finds) the virtual environment of a requirements
+// file (see pyvenv.Make) and returns its interpreter, or why it could not.
 func pipVenv(name, env, requirements string, pipArgs ...string) (string, string) {
-	sys, err := exec.LookPath("python3")
-	if err != nil {
-		return "", "python3 is not on PATH; the suite needs Python 3.9+ and PyPI"
-	}
 	req, err := os.ReadFile(requirements)
 	if err != nil {
 		return "", err.Error()
 	}
-	dir := os.Getenv(env)
-	if dir == "" {
-		cache, err := os.UserCacheDir()
-		if err != nil {
-			cache = os.TempDir()
-		}
-		sum := sha256.Sum256(req)
-		dir = filepath.Join(cache, "pikit", name+"-"+hex.EncodeToString(sum[:6]))
+	dir, why := pyvenv.Make(name, env, req, pipArgs...)
+	if why != "" {
+		return "", why
 	}
-	py := filepath.Join(dir, "bin", "python")
-	ready := filepath.Join(dir, ".pikit-ready")
-	if _, err := os.Stat(ready); err == nil {
-		return py, ""
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	if out, err := exec.CommandContext(ctx, sys, "-m", "venv", "--clear", dir).CombinedOutput(); err != nil {
-		return "", "creating a virtual environment failed: " + lastLines(out)
-	}
-	args := append([]string{"-m", "pip", "install", "--disable-pip-version-check", "-q"}, pipArgs...)
-	pip := exec.CommandContext(ctx, py, append(args, "-r", requirements)...)
-	if out, err := pip.CombinedOutput(); err != nil {
-		return "", "pip install of " + requirements + " failed (is PyPI reachable?): " + lastLines(out)
-	}
-	if err := os.WriteFile(ready, req, 0o644); err != nil {
-		return "", err.Error()
-	}
-	return py, ""
+	return filepath.Join(dir, "bin", "python"), ""
 }
 
 // spikeeEntry is what spikee generate writes per entry, in part.
@@ -389,7 +359,7 @@ func TestSpikeeVerdictsEqualUpstream(t *testing.T) {
 	cmd.Stderr = &stderr
 	verdicts, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("spikee's judges: %v\n%s", err, lastLines(stderr.Bytes()))
+		t.Fatalf("spikee's judges: %v\n%s", err, pyvenv.LastLines(stderr.Bytes()))
 	}
 	lines := strings.Split(strings.TrimSpace(string(verdicts)), "\n")
 	if len(lines) != len(jobs) {

@@ -16,6 +16,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/pelletier/go-toml/v2"
+
+	"github.com/pikit-go/pikit/internal/pyvenv"
 )
 
 // bipiaHardContexts are texts written here with the shapes that decide
@@ -135,7 +137,7 @@ func TestBIPIAMiddleAsBIPIA(t *testing.T) {
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("bipia_middle.py: %v\n%s", err, lastLines(stderr.Bytes()))
+		t.Fatalf("bipia_middle.py: %v\n%s", err, pyvenv.LastLines(stderr.Bytes()))
 	}
 	var want struct {
 		Starts [][]int          `json:"starts"`
@@ -311,7 +313,7 @@ func TestBIPIAVerdictsEqualUpstream(t *testing.T) {
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("bipia_match.py: %v\n%s", err, lastLines(stderr.Bytes()))
+		t.Fatalf("bipia_match.py: %v\n%s", err, pyvenv.LastLines(stderr.Bytes()))
 	}
 	type verdict struct {
 		ID      string `json:"id"`

