@@ -263,7 +263,7 @@ func (o *Output) rewrite(ctx context.Context, st *ShardState, meta map[string]st
 // summarize counts the results object into agg.
 func (o *Output) summarize(ctx context.Context, st *ShardState, agg *report.Aggregator) error {
 	key := o.sh.resultsKey(o.u)
-	rc, _, err := o.st.Get(ctx, o.u, key)
+	rc, _, err := o.st.Get(ctx, o.u, key, st.ResultsSize)
 	if err != nil {
 		return err
 	}

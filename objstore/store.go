@@ -2,6 +2,7 @@ package objstore
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -39,13 +40,17 @@ type Options struct {
 	// Region is the bucket's region; "" takes the standard chain's
 	// (AWS_REGION, the shared config), else DefaultRegion.
 	Region string
-	// HTTPClient, when set, sends the requests.
+	// HTTPClient, when set, sends the requests (its answers bounded
+	// as every answer is: see maxAnswer).
 	HTTPClient *http.Client
 	// Attempts bounds the tries of one request (0: 6); throttling and
 	// server errors are retried with backoff.
 	Attempts int
 	// MaxBackoff bounds the wait before a retry (0: 20s).
 	MaxBackoff time.Duration
+	// StallTimeout cuts an answer from which nothing arrived for this
+	// long (0: 2 minutes).
+	StallTimeout time.Duration
 }
 
 // Store reads and writes objects. Credentials come from the AWS SDK's
@@ -105,6 +110,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	if cfg.Region == "" {
 		cfg.Region = DefaultRegion
 	}
+	cfg.HTTPClient = boundedClient(cfg.HTTPClient, cmp.Or(o.StallTimeout, stallTimeout))
 	if endpoint == "" && cfg.BaseEndpoint != nil {
 		endpoint = *cfg.BaseEndpoint // the shared config's endpoint_url
 	}
@@ -215,14 +221,48 @@ func contentType(key string) string {
 }
 
 // Get opens an object for reading, with its user metadata. The caller
-// closes it.
-func (s *Store) Get(ctx context.Context, u URL, key string) (io.ReadCloser, map[string]string, error) {
+// closes it. size, when not negative, is the object's size as listed: a
+// body that runs past it is cut with an error (a store's answer is
+// someone else's, and an object's body can be endless).
+func (s *Store) Get(ctx context.Context, u URL, key string, size int64) (io.ReadCloser, map[string]string, error) {
 	out, err := s.c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(u.Bucket), Key: aws.String(key)})
 	if err != nil {
 		return nil, nil, s.wrap("reading", u, key, err)
 	}
-	return out.Body, out.Metadata, nil
+	if size < 0 {
+		return out.Body, out.Metadata, nil
+	}
+	return &sized{rc: out.Body, left: size, name: u.Of(key), size: size}, out.Metadata, nil
 }
+
+// sized reads an object no further than its listed size.
+type sized struct {
+	rc   io.ReadCloser
+	left int64
+	name string
+	size int64
+}
+
+func (r *sized) Read(p []byte) (int, error) {
+	if r.left <= 0 {
+		var one [1]byte
+		if n, _ := r.rc.Read(one[:]); n > 0 {
+			return 0, fmt.Errorf("reading %s: larger than the %d bytes listed (changed while read?)", r.name, r.size)
+		}
+		return 0, io.EOF
+	}
+	if int64(len(p)) > r.left {
+		p = p[:r.left]
+	}
+	n, err := r.rc.Read(p)
+	r.left -= int64(n)
+	if err == io.EOF && r.left > 0 {
+		err = fmt.Errorf("reading %s: %d bytes short of the %d listed: %w", r.name, r.left, r.size, io.ErrUnexpectedEOF)
+	}
+	return n, err
+}
+
+func (r *sized) Close() error { return r.rc.Close() }
 
 // Head returns an object's user metadata.
 func (s *Store) Head(ctx context.Context, u URL, key string) (map[string]string, error) {
@@ -245,25 +285,55 @@ type Object struct {
 // than read without end.
 const MaxObjects = 1_000_000
 
-// List returns the objects under u's prefix, in key order.
+// maxPages bounds the pages of a listing: S3 gives up to 1,000 objects a
+// page, so MaxObjects fill a thousand; a store that hands out a few at a
+// time, or a fresh token with every page, is given up on.
+const maxPages = 2 * MaxObjects / 1000
+
+// listTimeout bounds one page of a listing with its retries.
+const listTimeout = 2 * time.Minute
+
+// List returns the objects under u's prefix, in the order listed. A
+// store that answers without end (a page that never closes, a token
+// given twice, an endless run of pages, a page that says there is more
+// but holds nothing) is given up on with an error that says so.
 func (s *Store) List(ctx context.Context, u URL) ([]Object, error) {
 	var out []Object
-	p := s3.NewListObjectsV2Paginator(s.c, &s3.ListObjectsV2Input{Bucket: aws.String(u.Bucket), Prefix: aws.String(u.Prefix)})
-	for p.HasMorePages() {
-		pctx, cancel := context.WithTimeout(ctx, opTimeout)
-		page, err := p.NextPage(pctx)
+	var token *string
+	seen := map[string]bool{}
+	for pages := 1; ; pages++ {
+		if pages > maxPages {
+			return nil, fmt.Errorf("listing %s: over %d pages without an end; the store is not answering as S3 does", u, maxPages)
+		}
+		pctx, cancel := context.WithTimeout(ctx, listTimeout)
+		page, err := s.c.ListObjectsV2(pctx, &s3.ListObjectsV2Input{Bucket: aws.String(u.Bucket), Prefix: aws.String(u.Prefix), ContinuationToken: token})
 		cancel()
 		if err != nil {
 			return nil, s.wrap("listing", u, u.Prefix, err)
 		}
+		if len(out)+len(page.Contents) > MaxObjects {
+			return nil, fmt.Errorf("listing %s: more than %d objects; give a prefix of one run", u, MaxObjects)
+		}
 		for _, o := range page.Contents {
 			out = append(out, Object{Key: aws.ToString(o.Key), Size: aws.ToInt64(o.Size)})
 		}
-		if len(out) > MaxObjects {
-			return nil, fmt.Errorf("listing %s: more than %d objects; give a prefix of one run", u, MaxObjects)
+		next := aws.ToString(page.NextContinuationToken)
+		if !aws.ToBool(page.IsTruncated) {
+			return out, nil
 		}
+		switch {
+		case next == "":
+			return nil, fmt.Errorf("listing %s: the store says there is more but gives no token to ask for it", u)
+		case seen[next]:
+			return nil, fmt.Errorf("listing %s: the store gave the same continuation token twice (a listing without end)", u)
+		case len(page.Contents) == 0:
+			return nil, fmt.Errorf("listing %s: the store says there is more but gave a page with nothing in it", u)
+		case len(next) > 4<<10:
+			return nil, fmt.Errorf("listing %s: a continuation token of %d bytes", u, len(next))
+		}
+		seen[next] = true
+		token = aws.String(next)
 	}
-	return out, nil
 }
 
 // Delete removes objects (missing ones are no error).

@@ -478,7 +478,7 @@ func TestUploadLargeStreamsInPieces(t *testing.T) {
 	if pieces.Load() != 3 {
 		t.Errorf("%d pieces sent, want 3", pieces.Load())
 	}
-	rc, meta, err := st.Get(ctx, u, u.Key("blob"))
+	rc, meta, err := st.Get(ctx, u, u.Key("blob"), -1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -494,7 +494,7 @@ func TestUploadLargeStreamsInPieces(t *testing.T) {
 	if err := st.Upload(ctx, u, u.Key("exact"), bytes.NewReader(body[:uploadPart]), nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := st.Get(ctx, u, u.Key("missing")); !errors.Is(err, ErrNotFound) {
+	if _, _, err := st.Get(ctx, u, u.Key("missing"), -1); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Get of a missing object: %v", err)
 	}
 }
