@@ -72,14 +72,18 @@ func TestListHostileStores(t *testing.T) {
 		maxHits int64
 	}{
 		{
-			name:    "always truncated, a fresh token and one object a page",
-			page:    func(w http.ResponseWriter, r *http.Request, n int64) { listPage(w, []string{fmt.Sprintf("run/x-%09d", n)}, true, fresh()) },
+			name: "always truncated, a fresh token and one object a page",
+			page: func(w http.ResponseWriter, r *http.Request, n int64) {
+				listPage(w, []string{fmt.Sprintf("run/x-%09d", n)}, true, fresh())
+			},
 			want:    "pages without an end",
 			maxHits: maxPages,
 		},
 		{
-			name:    "the same token every page",
-			page:    func(w http.ResponseWriter, r *http.Request, n int64) { listPage(w, []string{fmt.Sprintf("run/x-%09d", n)}, true, "again") },
+			name: "the same token every page",
+			page: func(w http.ResponseWriter, r *http.Request, n int64) {
+				listPage(w, []string{fmt.Sprintf("run/x-%09d", n)}, true, "again")
+			},
 			want:    "same continuation token twice",
 			maxHits: 2,
 		},
