@@ -1,14 +1,15 @@
 package target
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 
-	"github.com/anthropics/anthropic-sdk-go/v2"
-	"github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/pikit-go/pikit/method"
+	"github.com/pikit-go/pikit/wire"
 )
 
 // Environment variables the anthropic provider reads.
@@ -24,10 +25,15 @@ const DefaultAnthropicBaseURL = "https://api.anthropic.com/"
 // when neither the request nor the max_tokens option sets one.
 const DefaultAnthropicMaxTokens = 1024
 
-// OptAnthropicVersion pins the anthropic-version header. The SDK sends its
-// own API version, which rejects temperature; pinning "2023-06-01" sends
+// OptAnthropicVersion pins the anthropic-version header. The default,
+// DefaultAnthropicVersion, rejects temperature; pinning "2023-06-01" sends
 // Request.Temperature again.
 const OptAnthropicVersion = "anthropic_version"
+
+// DefaultAnthropicVersion is the anthropic-version header sent when the
+// anthropic_version option sets none: the API version of Anthropic's
+// current clients.
+const DefaultAnthropicVersion = "2026-10-21"
 
 // anthropicTemperatureVersion is the API version that still takes a
 // temperature.
@@ -42,7 +48,7 @@ func init() {
 		Options: []method.Option{
 			networkOptions[0],
 			{Name: OptMaxTokens, Help: "the most tokens a reply may have when a request sets none", Default: DefaultAnthropicMaxTokens},
-			{Name: OptAnthropicVersion, Help: "the anthropic-version header (default: the SDK's; 2023-06-01 still takes a temperature)", Default: ""},
+			{Name: OptAnthropicVersion, Help: "the anthropic-version header (default: " + DefaultAnthropicVersion + "; 2023-06-01 still takes a temperature)", Default: ""},
 			networkOptions[2],
 		},
 		Open:           openAnthropic,
@@ -52,15 +58,15 @@ func init() {
 	})
 }
 
-// anthropicTarget is a Target speaking the Anthropic Messages API through
-// the official SDK, with the SDK's own retries off.
+// anthropicTarget is a Target speaking the Anthropic Messages API
+// (package wire), with pikit's own retries around it.
 type anthropicTarget struct {
 	model     string
 	baseURL   string
 	maxTokens int
 	// temperature is sent only under an API version that accepts it.
 	temperature bool
-	client      anthropic.Client
+	call        *call
 	secrets     []string
 }
 
@@ -97,29 +103,31 @@ func openAnthropic(model string, opts Options) (Target, error) {
 	if err != nil {
 		return nil, err
 	}
-	clientOpts := []option.RequestOption{
-		// pikit resolves the key and base URL itself; the SDK must not
-		// fall back to profiles or other credentials it finds.
-		option.WithoutEnvironmentDefaults(),
-		option.WithBaseURL(base),
-		option.WithAPIKey(key), // Authorization: Bearer
-		// x-api-key too, for gateways and proxies that read only it; the
-		// API prefers it when both are present.
-		option.WithHeader("x-api-key", key),
-		option.WithMaxRetries(0),
-		option.WithHTTPClient(newHTTPClient(maxBody)),
-	}
-	if version != "" {
-		clientOpts = append(clientOpts, option.WithHeader("anthropic-version", version))
-	}
+	h := http.Header{}
+	// x-api-key is the API's own; Authorization: Bearer too, for gateways
+	// and proxies that read only it (the API prefers x-api-key).
+	h.Set("x-api-key", key)
+	h.Set("Authorization", "Bearer "+key)
+	h.Set("anthropic-version", cmp.Or(version, DefaultAnthropicVersion))
+	h.Set("User-Agent", userAgent)
 	return &anthropicTarget{
 		model:       model,
 		baseURL:     base,
 		maxTokens:   maxTokens,
 		temperature: version == anthropicTemperatureVersion,
-		client:      anthropic.NewClient(clientOpts...),
+		call:        &call{provider: "anthropic", client: newHTTPClient(maxBody), base: base, path: "v1/messages", header: h, secrets: []string{key}, message: anthropicMessage},
 		secrets:     []string{key},
 	}, nil
+}
+
+// anthropicMessage reads an Anthropic error body: its message, and its
+// error type as the code.
+func anthropicMessage(body []byte) (message, code string) {
+	var e wire.AnthropicError
+	if json.Unmarshal(body, &e) != nil {
+		return "", ""
+	}
+	return e.Error.Message, e.Error.Type
 }
 
 // String names the target for logs, e.g. "anthropic:claude-haiku-4-5".
@@ -130,31 +138,30 @@ func (t *anthropicTarget) GoString() string { return t.String() }
 
 // Chat implements Target. Request.Seed is ignored: the API has none.
 // Request.Temperature is sent only when the anthropic_version option pins
-// 2023-06-01; the SDK's API version rejects any temperature.
+// 2023-06-01; later API versions reject any temperature.
 func (t *anthropicTarget) Chat(ctx context.Context, req Request) (Response, error) {
 	const provider = "anthropic"
 	params, err := t.params(req)
 	if err != nil {
 		return Response{}, &Error{Provider: provider, Message: Redact(err.Error(), t.secrets...)}
 	}
-	var body []byte
-	callOpts := []option.RequestOption{option.WithResponseBodyInto(&body)}
-	if t.temperature && req.Temperature != nil {
-		callOpts = append(callOpts, option.WithJSONSet("temperature", *req.Temperature))
+	if t.temperature {
+		params.Temperature = req.Temperature
 	}
-	if _, err := t.client.Messages.New(ctx, params, callOpts...); err != nil {
-		return Response{}, wireError(provider, err, t.secrets)
+	body, err := t.call.post(ctx, params)
+	if err != nil {
+		return Response{}, err
 	}
-	var msg anthropic.Message
+	var msg wire.AnthropicReply
 	if err := json.Unmarshal(body, &msg); err != nil {
 		return Response{}, malformedError(provider, err.Error(), body, t.secrets)
 	}
-	if !msg.JSON.Content.Valid() {
+	if msg.Content == nil {
 		return Response{}, malformedError(provider, "no content in the message", body, t.secrets)
 	}
 	resp := Response{
-		StopReason: string(msg.StopReason),
-		Usage:      Usage{PromptTokens: int(msg.Usage.InputTokens), CompletionTokens: int(msg.Usage.OutputTokens)},
+		StopReason: msg.StopReason,
+		Usage:      Usage{PromptTokens: msg.Usage.InputTokens, CompletionTokens: msg.Usage.OutputTokens},
 	}
 	var text strings.Builder
 	for _, block := range msg.Content {
@@ -189,55 +196,44 @@ func rawArguments(input json.RawMessage) string {
 // params builds the Messages API request. Consecutive turns of one role
 // are merged, as the API wants: a run of tool results becomes one user
 // turn of tool_result blocks.
-func (t *anthropicTarget) params(req Request) (anthropic.MessageNewParams, error) {
+func (t *anthropicTarget) params(req Request) (wire.MessagesRequest, error) {
 	maxTokens := req.MaxTokens
 	if maxTokens <= 0 {
 		maxTokens = t.maxTokens
 	}
-	p := anthropic.MessageNewParams{Model: t.model, MaxTokens: int64(maxTokens)}
+	p := wire.MessagesRequest{Model: t.model, MaxTokens: maxTokens}
 	if req.System != "" {
-		p.System = []anthropic.TextBlockParam{{Text: req.System}}
+		p.System = []wire.Block{wire.TextBlock(req.System)}
 	}
-	add := func(role string, blocks ...anthropic.ContentBlockParamUnion) {
-		if n := len(p.Messages); n > 0 {
-			last := &p.Messages[n-1]
-			switch {
-			case role == RoleUser && last.OfUser != nil:
-				last.OfUser.Content = append(last.OfUser.Content, blocks...)
-				return
-			case role == RoleAssistant && last.OfAssistant != nil:
-				last.OfAssistant.Content = append(last.OfAssistant.Content, blocks...)
-				return
-			}
+	add := func(role string, blocks ...wire.Block) {
+		if n := len(p.Messages); n > 0 && p.Messages[n-1].Role == role {
+			p.Messages[n-1].Content = append(p.Messages[n-1].Content, blocks...)
+			return
 		}
-		if role == RoleUser {
-			p.Messages = append(p.Messages, anthropic.NewUserMessage(blocks...))
-		} else {
-			p.Messages = append(p.Messages, anthropic.NewAssistantMessage(blocks...))
-		}
+		p.Messages = append(p.Messages, wire.AnthropicMessage{Role: role, Content: blocks})
 	}
 	for i, m := range req.Messages {
 		switch m.Role {
 		case RoleUser:
-			add(RoleUser, anthropic.NewTextBlock(m.Content))
+			add(RoleUser, wire.TextBlock(m.Content))
 		case RoleAssistant:
-			var blocks []anthropic.ContentBlockParamUnion
+			var blocks []wire.Block
 			if m.Content != "" {
-				blocks = append(blocks, anthropic.NewTextBlock(m.Content))
+				blocks = append(blocks, wire.TextBlock(m.Content))
 			}
 			for _, c := range m.ToolCalls {
-				blocks = append(blocks, anthropic.NewToolUseBlock(c.ID, toolInput(c.Arguments), c.Name))
+				blocks = append(blocks, wire.Block{Type: "tool_use", ID: c.ID, Name: c.Name, Input: toolInput(c.Arguments)})
 			}
 			if len(blocks) == 0 {
 				continue // the API refuses an empty assistant turn
 			}
 			add(RoleAssistant, blocks...)
 		case RoleTool:
-			result := anthropic.ToolResultBlockParam{ToolUseID: m.ToolCallID}
+			result := wire.Block{Type: "tool_result", ToolUseID: m.ToolCallID}
 			if m.Content != "" {
-				result.Content = []anthropic.ToolResultBlockParamContentUnion{{OfText: &anthropic.TextBlockParam{Text: m.Content}}}
+				result.Content = []wire.Block{wire.TextBlock(m.Content)}
 			}
-			add(RoleUser, anthropic.ContentBlockParamUnion{OfToolResult: &result})
+			add(RoleUser, result)
 		default:
 			return p, fmt.Errorf("message %d has role %q; valid roles: %s, %s, %s", i, m.Role, RoleUser, RoleAssistant, RoleTool)
 		}
@@ -261,8 +257,8 @@ func toolInput(args string) json.RawMessage {
 
 // anthropicTool turns a tool definition into the API's form, whose
 // input_schema splits out properties and required.
-func anthropicTool(tool Tool) anthropic.ToolUnionParam {
-	var schema anthropic.ToolInputSchemaParam
+func anthropicTool(tool Tool) wire.AnthropicTool {
+	var schema wire.InputSchema
 	extra := map[string]any{}
 	for k, v := range tool.Parameters {
 		switch k {
@@ -279,17 +275,10 @@ func anthropicTool(tool Tool) anthropic.ToolUnionParam {
 			extra[k] = v
 		}
 	}
-	if schema.Properties == nil {
-		schema.Properties = map[string]any{}
-	}
 	if len(extra) > 0 {
-		schema.ExtraFields = extra
+		schema.Extra = extra
 	}
-	def := anthropic.ToolParam{Name: tool.Name, InputSchema: schema}
-	if tool.Description != "" {
-		def.Description = anthropic.String(tool.Description)
-	}
-	return anthropic.ToolUnionParam{OfTool: &def}
+	return wire.AnthropicTool{Name: tool.Name, Description: tool.Description, InputSchema: schema}
 }
 
 // stringList converts a JSON Schema "required" list.

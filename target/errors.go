@@ -13,9 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/anthropics/anthropic-sdk-go/v2"
-	"github.com/openai/openai-go/v3"
-
 	"github.com/pikit-go/pikit/internal/textcut"
 )
 
@@ -39,7 +36,7 @@ var (
 
 // Error is what a network target returns when a call fails. Its text has
 // every secret redacted (see Redact), and it keeps no reference to the
-// request or the SDK's error, whose headers carry the key.
+// request, whose headers carry the key.
 type Error struct {
 	// Provider names the target's provider: "openai", "anthropic", "ollama".
 	Provider string
@@ -92,22 +89,14 @@ func (e *Error) Unwrap() error { return e.Err }
 // retries: 408, 429 and 5xx statuses, connection failures, timed-out
 // attempts and malformed bodies are retryable; other statuses (400, 401,
 // 403, 404, ...), redirects, bodies over the size limit and cancellation
-// are not. It understands *Error as well as the SDKs' own *openai.Error
-// and *anthropic.Error.
+// are not.
 func Classify(err error) (retryable bool, retryAfter time.Duration, status int) {
 	if err == nil {
 		return false, 0, 0
 	}
 	var te *Error
-	var oe *openai.Error
-	var ae *anthropic.Error
-	switch {
-	case errors.As(err, &te):
+	if errors.As(err, &te) {
 		status, retryAfter = te.StatusCode, te.RetryAfter
-	case errors.As(err, &oe):
-		status, retryAfter = oe.StatusCode, responseRetryAfter(oe.Response)
-	case errors.As(err, &ae):
-		status, retryAfter = ae.StatusCode, responseRetryAfter(ae.Response)
 	}
 	if status != 0 {
 		return retryableStatus(status), retryAfter, status
@@ -139,13 +128,6 @@ func isTransportError(err error) bool {
 		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
 		errors.Is(err, syscall.EPIPE)
-}
-
-func responseRetryAfter(res *http.Response) time.Duration {
-	if res == nil {
-		return 0
-	}
-	return parseRetryAfter(res.Header, time.Now())
 }
 
 // parseRetryAfter reads the wait a response asks for: retry-after-ms
@@ -183,46 +165,6 @@ const (
 	maxBodySnippet = 300
 )
 
-// wireError turns what an SDK call returned into an *Error whose text has
-// the secrets redacted. The SDK's error is not kept: its request holds the
-// key in a header.
-func wireError(provider string, err error, secrets []string) error {
-	e := &Error{Provider: provider}
-	var oe *openai.Error
-	var ae *anthropic.Error
-	var tl *ResponseTooLargeError
-	var re *RedirectError
-	switch {
-	case errors.As(err, &tl):
-		e.Err = &ResponseTooLargeError{Limit: tl.Limit}
-	case errors.As(err, &re):
-		e.Err = &RedirectError{StatusCode: re.StatusCode, Location: describeLocation(re.Location, secrets)}
-	case errors.As(err, &oe):
-		e.StatusCode = oe.StatusCode
-		e.RetryAfter = responseRetryAfter(oe.Response)
-		e.Message = serverMessage(oe.Message, oe.Code, oe.Response, secrets)
-	case errors.As(err, &ae):
-		e.StatusCode = ae.StatusCode
-		e.RetryAfter = responseRetryAfter(ae.Response)
-		e.Message = serverMessage(ae.Message, string(ae.Type()), ae.Response, secrets)
-	case errors.Is(err, context.Canceled):
-		e.Err = context.Canceled
-	case errors.Is(err, context.DeadlineExceeded):
-		e.Err = context.DeadlineExceeded
-	case isTransportError(err):
-		e.Err = ErrConnection
-		e.Message = err.Error()
-	default:
-		e.Message = err.Error()
-	}
-	if e.StatusCode == http.StatusUnauthorized {
-		e.Err = ErrUnauthorized
-	}
-	// Redact before cutting, so no secret is cut into an unrecognised part.
-	e.Message = cut(Redact(e.Message, secrets...), maxMessage)
-	return e
-}
-
 // malformedError reports a response body that could not be decoded.
 func malformedError(provider, why string, body []byte, secrets []string) error {
 	msg := Redact(why, secrets...)
@@ -234,23 +176,20 @@ func malformedError(provider, why string, body []byte, secrets []string) error {
 	return &Error{Provider: provider, Message: msg, Err: ErrMalformedResponse}
 }
 
-// serverMessage is what an error response said: its message with its
-// error code in brackets, or the start of the body when it has no message.
-func serverMessage(message, code string, res *http.Response, secrets []string) string {
+// serverMessage is what an error answer said: its message with its error
+// code in brackets, or the start of its body when it has no message.
+func serverMessage(message, code string, body []byte, secrets []string) string {
 	message, code = strings.TrimSpace(message), strings.TrimSpace(code)
-	if message == "" && res != nil && res.Body != nil {
-		// The SDKs put the body they read back into the response; it is
-		// read again only as far as a message could be quoted from it.
-		b, _ := io.ReadAll(io.LimitReader(res.Body, MaxErrorBodyBytes))
-		message = bodySnippet(b, secrets)
+	if message == "" {
+		message = bodySnippet(body, secrets)
 	}
 	switch {
 	case code == "":
-		return message
+		return Redact(message, secrets...)
 	case message == "":
-		return code
+		return Redact(code, secrets...)
 	}
-	return message + " (" + code + ")"
+	return Redact(message+" ("+code+")", secrets...)
 }
 
 // bodySnippet returns the start of a body on one line, redacted, cut at

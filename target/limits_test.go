@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"runtime"
@@ -263,36 +262,6 @@ func TestErrorBodyBounded(t *testing.T) {
 	}
 }
 
-// countingReader reads as 'x' bytes, counting what it gave; past 8 MiB
-// (far more than any bound) it fails, so a regression fails the test
-// rather than filling the memory.
-type countingReader struct{ n int64 }
-
-func (r *countingReader) Read(p []byte) (int, error) {
-	if r.n >= 8<<20 {
-		return 0, errors.New("test reader: read far too much")
-	}
-	for i := range p {
-		p[i] = 'x'
-	}
-	r.n += int64(len(p))
-	return len(p), nil
-}
-
-// TestServerMessageReadsBoundedBody checks that quoting an error body
-// reads at most MaxErrorBodyBytes of it, whatever put it there.
-func TestServerMessageReadsBoundedBody(t *testing.T) {
-	r := &countingReader{}
-	res := &http.Response{StatusCode: http.StatusBadGateway, Body: io.NopCloser(r)}
-	msg := serverMessage("", "", res, nil)
-	if r.n > MaxErrorBodyBytes {
-		t.Errorf("serverMessage read %d bytes of the body, want at most %d", r.n, MaxErrorBodyBytes)
-	}
-	if len(msg) > maxBodySnippet+len("…") || !strings.HasPrefix(msg, "xxx") {
-		t.Errorf("message = %.40q… (%d bytes)", msg, len(msg))
-	}
-}
-
 // TestMaxResponseBytesOption checks every network provider takes the
 // option and refuses a bad value, naming it.
 func TestMaxResponseBytesOption(t *testing.T) {
@@ -389,13 +358,13 @@ func TestRedirectNotFollowed(t *testing.T) {
 }
 
 // TestRefusedResponsesNotRetried checks Classify on the two refusals as
-// the SDKs hand them back: wrapped by the HTTP client and by fmt.
+// the HTTP client hands them back, wrapped, and as a target reports them.
 func TestRefusedResponsesNotRetried(t *testing.T) {
 	for _, err := range []error{
 		&url.Error{Op: "Post", URL: "http://x", Err: &RedirectError{StatusCode: 307}},
 		fmt.Errorf("error reading response body: %w", &ResponseTooLargeError{Limit: 1}),
-		wireError("openai", fmt.Errorf("error reading response body: %w", &ResponseTooLargeError{Limit: 1}), nil),
-		wireError("anthropic", &url.Error{Op: "Post", URL: "http://x", Err: &RedirectError{StatusCode: 308, Location: "http://y/"}}, nil),
+		transportError("openai", fmt.Errorf("error reading response body: %w", &ResponseTooLargeError{Limit: 1}), nil),
+		transportError("anthropic", &url.Error{Op: "Post", URL: "http://x", Err: &RedirectError{StatusCode: 308, Location: "http://y/"}}, nil),
 	} {
 		if retryable, _, _ := Classify(err); retryable {
 			t.Errorf("Classify(%v) says retryable", err)

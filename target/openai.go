@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
+	"github.com/pikit-go/pikit/wire"
 )
 
 // Environment variables the openai provider reads.
@@ -56,17 +56,24 @@ type openAISettings struct {
 }
 
 // openAI is a Target speaking the OpenAI Chat Completions wire format
-// through the official SDK, with the SDK's own retries off.
+// (package wire), with pikit's own retries around it.
 type openAI struct {
 	settings  openAISettings
 	model     string
 	baseURL   string
 	maxTokens int
-	client    openai.Client
+	call      *call
 	secrets   []string
 }
 
 var _ Target = (*openAI)(nil)
+
+// Variables the openai provider reads for its organization and project
+// headers, as OpenAI's own clients do.
+const (
+	OpenAIOrgEnv     = "OPENAI_ORG_ID"
+	OpenAIProjectEnv = "OPENAI_PROJECT_ID"
+)
 
 func openOpenAICompatible(s openAISettings, model string, opts Options) (Target, error) {
 	if strings.TrimSpace(model) == "" {
@@ -99,19 +106,32 @@ func openOpenAICompatible(s openAISettings, model string, opts Options) (Target,
 		key = k
 		secrets = append(secrets, key)
 	}
-	clientOpts := []option.RequestOption{
-		option.WithBaseURL(base),
-		option.WithAPIKey(key),
-		option.WithMaxRetries(0),
-		option.WithHTTPClient(newHTTPClient(maxBody)),
+	h := http.Header{}
+	h.Set("Authorization", "Bearer "+key)
+	h.Set("User-Agent", userAgent)
+	if s.provider == "openai" {
+		// OpenAI's own organization and project, never another server's.
+		if v := strings.TrimSpace(os.Getenv(OpenAIOrgEnv)); v != "" {
+			h.Set("OpenAI-Organization", v)
+		}
+		if v := strings.TrimSpace(os.Getenv(OpenAIProjectEnv)); v != "" {
+			h.Set("OpenAI-Project", v)
+		}
 	}
-	if s.provider != "openai" {
-		// An ambient OPENAI_ORG_ID or OPENAI_PROJECT_ID, which the SDK reads,
-		// belongs to OpenAI, not to this server.
-		clientOpts = append(clientOpts, option.WithHeaderDel("OpenAI-Organization"), option.WithHeaderDel("OpenAI-Project"))
+	c := &call{provider: s.provider, client: newHTTPClient(maxBody), base: base, path: "chat/completions", header: h, secrets: secrets, message: openAIMessage}
+	return &openAI{settings: s, model: model, baseURL: base, maxTokens: maxTokens, call: c, secrets: secrets}, nil
+}
+
+// userAgent names pikit to the servers it calls.
+const userAgent = "pikit"
+
+// openAIMessage reads an OpenAI-style error body.
+func openAIMessage(body []byte) (message, code string) {
+	var e wire.OpenAIError
+	if json.Unmarshal(body, &e) != nil {
+		return "", ""
 	}
-	client := openai.NewClient(clientOpts...)
-	return &openAI{settings: s, model: model, baseURL: base, maxTokens: maxTokens, client: client, secrets: secrets}, nil
+	return e.Error.Message, e.CodeText()
 }
 
 // String names the target for logs, e.g. "openai:gpt-4o-mini".
@@ -126,11 +146,11 @@ func (t *openAI) Chat(ctx context.Context, req Request) (Response, error) {
 	if err != nil {
 		return Response{}, &Error{Provider: t.settings.provider, Message: Redact(err.Error(), t.secrets...)}
 	}
-	var body []byte
-	if _, err := t.client.Chat.Completions.New(ctx, params, option.WithResponseBodyInto(&body)); err != nil {
-		return Response{}, wireError(t.settings.provider, err, t.secrets)
+	body, err := t.call.post(ctx, params)
+	if err != nil {
+		return Response{}, err
 	}
-	var cc openai.ChatCompletion
+	var cc wire.ChatCompletion
 	if err := json.Unmarshal(body, &cc); err != nil {
 		return Response{}, malformedError(t.settings.provider, err.Error(), body, t.secrets)
 	}
@@ -139,80 +159,75 @@ func (t *openAI) Chat(ctx context.Context, req Request) (Response, error) {
 	}
 	choice := cc.Choices[0]
 	resp := Response{
-		Text:       choice.Message.Content,
+		Text:       string(choice.Message.Content),
 		StopReason: choice.FinishReason,
-		Usage:      Usage{PromptTokens: int(cc.Usage.PromptTokens), CompletionTokens: int(cc.Usage.CompletionTokens)},
+	}
+	if cc.Usage != nil {
+		resp.Usage = Usage{PromptTokens: cc.Usage.PromptTokens, CompletionTokens: cc.Usage.CompletionTokens}
 	}
 	if resp.Text == "" && choice.Message.Refusal != "" {
 		resp.Text = choice.Message.Refusal
 	}
 	for _, tc := range choice.Message.ToolCalls {
-		switch tc.Type {
-		case "custom":
+		switch {
+		case tc.Type == "custom" && tc.Custom != nil:
 			resp.ToolCalls = append(resp.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Custom.Name, Arguments: tc.Custom.Input})
-		default:
+		case tc.Function != nil:
 			// Arguments stay the text the model sent, malformed or not.
-			resp.ToolCalls = append(resp.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+			resp.ToolCalls = append(resp.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: string(tc.Function.Arguments)})
 		}
 	}
 	return resp, nil
 }
 
 // params builds the Chat Completions request.
-func (t *openAI) params(req Request) (openai.ChatCompletionNewParams, error) {
-	p := openai.ChatCompletionNewParams{Model: t.model}
+func (t *openAI) params(req Request) (wire.ChatRequest, error) {
+	p := wire.ChatRequest{Model: t.model}
 	if req.System != "" {
-		p.Messages = append(p.Messages, openai.SystemMessage(req.System))
+		p.Messages = append(p.Messages, wire.Text("system", req.System))
 	}
 	for i, m := range req.Messages {
 		switch m.Role {
 		case RoleUser:
-			p.Messages = append(p.Messages, openai.UserMessage(m.Content))
+			p.Messages = append(p.Messages, wire.Text("user", m.Content))
 		case RoleAssistant:
-			var a openai.ChatCompletionAssistantMessageParam
+			a := wire.ChatMessage{Role: "assistant"}
 			if m.Content != "" || len(m.ToolCalls) == 0 {
-				a.Content.OfString = openai.String(m.Content)
+				a.Content = &m.Content
 			}
 			for _, c := range m.ToolCalls {
 				args := c.Arguments
 				if strings.TrimSpace(args) == "" {
 					args = "{}"
 				}
-				a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
-					OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
-						ID:       c.ID,
-						Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: args},
-					},
+				a.ToolCalls = append(a.ToolCalls, wire.ChatToolCall{
+					ID: c.ID, Type: "function",
+					Function: &wire.ChatFunctionCall{Name: c.Name, Arguments: wire.Args(args)},
 				})
 			}
-			p.Messages = append(p.Messages, openai.ChatCompletionMessageParamUnion{OfAssistant: &a})
+			p.Messages = append(p.Messages, a)
 		case RoleTool:
-			p.Messages = append(p.Messages, openai.ToolMessage(m.Content, m.ToolCallID))
+			tm := wire.Text("tool", m.Content)
+			tm.ToolCallID = m.ToolCallID
+			p.Messages = append(p.Messages, tm)
 		default:
 			return p, fmt.Errorf("message %d has role %q; valid roles: %s, %s, %s", i, m.Role, RoleUser, RoleAssistant, RoleTool)
 		}
 	}
 	for _, tool := range req.Tools {
-		def := openai.FunctionDefinitionParam{Name: tool.Name, Parameters: openai.FunctionParameters(schemaOrEmpty(tool.Parameters))}
-		if tool.Description != "" {
-			def.Description = openai.String(tool.Description)
-		}
-		p.Tools = append(p.Tools, openai.ChatCompletionFunctionTool(def))
+		p.Tools = append(p.Tools, wire.ChatTool{Type: "function", Function: wire.ChatFunction{
+			Name: tool.Name, Description: tool.Description, Parameters: schemaOrEmpty(tool.Parameters),
+		}})
 	}
 	if len(p.Tools) > 0 {
 		// As the Python pikit sends it: the model may call a tool or not.
-		p.ToolChoice.OfAuto = openai.String("auto")
+		p.ToolChoice = "auto"
 	}
-	if req.Temperature != nil {
-		p.Temperature = openai.Float(*req.Temperature)
-	}
-	if req.Seed != nil {
-		p.Seed = openai.Int(*req.Seed)
-	}
+	p.Temperature = req.Temperature
+	p.Seed = req.Seed
 	if req.ResponseSchema != nil {
-		p.ResponseFormat.OfJSONSchema = &openai.ResponseFormatJSONSchemaParam{JSONSchema: openai.ResponseFormatJSONSchemaJSONSchemaParam{
-			Name: "answer", Schema: req.ResponseSchema, Strict: openai.Bool(true),
-		}}
+		strict := true
+		p.ResponseFormat = &wire.ResponseFormat{Type: "json_schema", JSONSchema: &wire.JSONSchema{Name: "answer", Schema: req.ResponseSchema, Strict: &strict}}
 	}
 	maxTokens := req.MaxTokens
 	if maxTokens <= 0 {
@@ -220,9 +235,9 @@ func (t *openAI) params(req Request) (openai.ChatCompletionNewParams, error) {
 	}
 	if maxTokens > 0 {
 		if t.settings.legacyMaxTokens {
-			p.MaxTokens = openai.Int(int64(maxTokens))
+			p.MaxTokens = &maxTokens
 		} else {
-			p.MaxCompletionTokens = openai.Int(int64(maxTokens))
+			p.MaxCompletionTokens = &maxTokens
 		}
 	}
 	return p, nil

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/openai/openai-go/v3"
 )
 
 var wireHi = Request{Messages: []Message{{Role: RoleUser, Content: "hi"}}}
@@ -409,8 +407,6 @@ func TestOpenWithMock(t *testing.T) {
 }
 
 func TestClassify(t *testing.T) {
-	h := http.Header{}
-	h.Set("Retry-After", "4")
 	tests := []struct {
 		name      string
 		err       error
@@ -434,8 +430,6 @@ func TestClassify(t *testing.T) {
 		{"canceled Error", &Error{Err: context.Canceled}, false, 0, 0},
 		{"url error", &url.Error{Op: "Post", URL: "http://x", Err: errors.New("connection reset by peer")}, true, 0, 0},
 		{"unexpected EOF", io.ErrUnexpectedEOF, true, 0, 0},
-		{"sdk 429", &openai.Error{StatusCode: 429, Response: &http.Response{Header: h}}, true, 4 * time.Second, 429},
-		{"sdk 401", &openai.Error{StatusCode: 401}, false, 0, 401},
 		{"plain", errors.New("bad request built"), false, 0, 0},
 	}
 	for _, tt := range tests {
