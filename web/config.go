@@ -26,7 +26,7 @@ var sectionKeys = []string{"page", "site", "sites", "start"}
 // The keys of a declared site ([web.sites.NAME]), of its pages and of its
 // forms.
 var (
-	siteKeys = []string{"description", "forms", "page", "pages", "start", "task", "title"}
+	siteKeys = []string{"description", "forms", "page", "pages", "scripts", "start", "task", "title"}
 	pageKeys = []string{"body", "html", "path", "title"}
 	formKeys = []string{"fields", "name", "path"}
 )
@@ -151,6 +151,11 @@ func declaredSites(sec map[string]any, bad func(key, format string, args ...any)
 			title = name
 		}
 		site := &Site{Name: name, Description: str("description", t, at), Start: str("start", t, at), Taint: str("page", t, at), Task: str("task", t, at)}
+		if v, ok := t["scripts"]; ok {
+			if site.Scripts, ok = v.(bool); !ok {
+				bad(at+".scripts", "want true (the site's pages run their own scripts) or false, got %s", method.Describe(v))
+			}
+		}
 		if site.Start == "" {
 			site.Start = "/"
 		}

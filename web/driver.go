@@ -41,12 +41,13 @@ type Driver struct {
 	// Dir is the command's working directory ("" for pikit's).
 	Dir string
 	// PassEnv names variables of pikit's environment that the command
-	// gets although they look like secrets; every other secret
-	// (agentenv.Secret) is withheld from it.
+	// gets although they look like secrets; every other secret, by name
+	// (agentenv.Secret) or by value (agentenv.SecretValue), is withheld
+	// from it.
 	PassEnv []string
-	// HARDir, when set, is where each cell's exchanges are written as a
+	// HAR, when set, is where each cell's exchanges are written as a
 	// HAR file, KEY.har (the cell's key).
-	HARDir string
+	HAR *HARFiles
 	// Model, when set, is a pikit proxy the agent's model traffic goes
 	// through (at ModelURL): each cell's session there records the
 	// model's side of the run, and the result holds both (Merge). The
@@ -84,7 +85,7 @@ func (d *Driver) Drive(ctx context.Context, dr matrix.Drive) (agent.Trace, error
 		tr = Merge(ps.Trace(), tr)
 	}
 	tr.FinalText = out
-	if err := s.writeHAR(d.HARDir, dr.Cell.Key); err != nil {
+	if err := d.HAR.write(s, dr.Cell.Key); err != nil {
 		return tr, err
 	}
 	if runErr != nil {

@@ -7,17 +7,21 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/pikit-go/pikit/internal/agentenv"
+	"github.com/pikit-go/pikit/internal/safefile"
 )
 
 // A session keeps, beside its trace, each exchange in the HTTP Archive
 // (HAR 1.2) format, which browsers' developer tools and proxies read:
-// pikit web run --har DIR writes one file per cell. Request headers that
-// carry credentials (Authorization, Cookie, Proxy-Authorization) are left
-// out, and bodies are kept up to the trace's bound.
+// pikit web run --har DIR (and pikit web serve --har DIR) writes one file
+// per cell. A request header named like a credential (Authorization,
+// Cookie, X-Api-Key, *-Token) or whose value is shaped like one
+// (agentenv.SecretValue: a JWT, a URL with a password, an sk- key) keeps
+// its name and loses its value, and bodies are kept up to the trace's
+// bound.
 
 // harLog is a HAR file's one member.
 type harLog struct {
@@ -93,8 +97,9 @@ type harNV struct {
 	Value string `json:"value"`
 }
 
-// credentialHeaders are request headers a HAR file does not keep.
-var credentialHeaders = map[string]bool{"Authorization": true, "Cookie": true, "Proxy-Authorization": true}
+// redacted stands in a HAR file for the value of a request header that
+// carries a credential.
+const redacted = "[redacted by pikit]"
 
 // capture is a ResponseWriter that keeps the status and the first
 // maxKept bytes of what is written.
@@ -142,10 +147,11 @@ func harEntryOf(r *http.Request, base string, body []byte, c *capture, start tim
 	e.Request = harRequest{Method: r.Method, URL: base + r.URL.RequestURI(), HTTPVersion: r.Proto, Cookies: []any{},
 		Headers: []harNV{}, QueryString: []harNV{}, HeadersSize: -1, BodySize: len(body)}
 	for name, vs := range r.Header {
-		if credentialHeaders[http.CanonicalHeaderKey(name)] {
-			continue
-		}
+		secret := agentenv.Secret(name)
 		for _, v := range vs {
+			if secret || agentenv.SecretValue(v) {
+				v = redacted
+			}
 			e.Request.Headers = append(e.Request.Headers, harNV{name, v})
 		}
 	}
@@ -179,15 +185,40 @@ func (s *Session) HAR() ([]byte, error) {
 	return json.MarshalIndent(h, "", " ")
 }
 
-// writeHAR writes the session's HAR file as dir/KEY.har (key: its
-// cell's); nothing when dir is "".
-func (s *Session) writeHAR(dir, key string) error {
-	if dir == "" {
+// HARFiles is the directory a run writes each cell's HAR file into, as
+// KEY.har (the cell's key). Every file is created new inside it: a
+// symbolic or hard link planted under a cell's name (which whoever wrote
+// the config can compute) is never written through, and a name already
+// taken is an error, but for a resumed run, which replaces its own earlier
+// files (regular files with no other name).
+type HARFiles struct{ dir *safefile.Dir }
+
+// OpenHAR opens the directory at path for a run's HAR files, making it
+// when missing; resume says the run resumes an earlier one into it.
+func OpenHAR(path string, resume bool) (*HARFiles, error) {
+	d, err := safefile.Open(path, resume)
+	if err != nil {
+		return nil, err
+	}
+	return &HARFiles{dir: d}, nil
+}
+
+// Close releases the directory; a nil HARFiles has nothing to release.
+func (h *HARFiles) Close() error {
+	if h == nil {
+		return nil
+	}
+	return h.dir.Close()
+}
+
+// write writes session s's HAR file as KEY.har; nothing when h is nil.
+func (h *HARFiles) write(s *Session, key string) error {
+	if h == nil {
 		return nil
 	}
 	har, err := s.HAR()
 	if err == nil {
-		err = os.WriteFile(filepath.Join(dir, key+".har"), har, 0o644)
+		err = h.dir.WriteFile(key+".har", har, 0o644)
 	}
 	if err != nil {
 		return fmt.Errorf("writing the cell's HAR file: %w", err)

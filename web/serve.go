@@ -32,9 +32,9 @@ type Serve struct {
 	Server      *Server
 	IdleTimeout time.Duration
 	ClaimWait   time.Duration
-	// HARDir, when set, is where each cell's exchanges are written
+	// HAR, when set, is where each cell's exchanges are written
 	// (KEY.har).
-	HARDir string
+	HAR *HARFiles
 
 	once   sync.Once
 	q      claim.Queue[*Session]
@@ -70,7 +70,7 @@ func (sv *Serve) Drive(ctx context.Context, d matrix.Drive) (agent.Trace, error)
 	if err != nil {
 		return tr, err
 	}
-	if err := s.writeHAR(sv.HARDir, d.Cell.Key); err != nil {
+	if err := sv.HAR.write(s, d.Cell.Key); err != nil {
 		return tr, err
 	}
 	if s.Requests() == 0 {

@@ -23,6 +23,10 @@ type Site struct {
 	Task  string
 	Pages []Page
 	Forms []Form
+	// Scripts lets the site's pages run their own scripts (inline or
+	// from the session); without it no script runs. What a script asks
+	// for is recorded and never counted as the agent's action.
+	Scripts bool
 }
 
 // Page is one page of a site: its path ("/", "/product/ridgeline-38")

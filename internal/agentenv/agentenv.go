@@ -10,6 +10,8 @@ package agentenv
 import (
 	"sort"
 	"strings"
+
+	"github.com/pikit-go/pikit/internal/lazy"
 )
 
 // secretWords mark a variable name as holding a credential when one of
@@ -18,7 +20,7 @@ var secretWords = map[string]bool{
 	"KEY": true, "KEYS": true, "APIKEY": true, "TOKEN": true, "TOKENS": true,
 	"SECRET": true, "SECRETS": true, "PASSWORD": true, "PASSWD": true, "PASS": true,
 	"CREDENTIAL": true, "CREDENTIALS": true, "AUTH": true, "PRIVATE": true,
-	"COOKIE": true, "BEARER": true, "SIGNATURE": true,
+	"COOKIE": true, "BEARER": true, "SIGNATURE": true, "AUTHORIZATION": true,
 }
 
 // secretPrefixes mark whole families of cloud and service credentials.
@@ -64,8 +66,46 @@ func Secret(name string) bool {
 		strings.Contains(u, "SECRET") || strings.Contains(u, "PASSWORD")
 }
 
+// credentialShape finds a credential by its form wherever it is in a
+// value: a URL whose user info carries a password (a DSN, a proxy URL), a
+// JSON Web Token (its header and claims are base64 JSON: "eyJ"), a
+// private key in PEM.
+var credentialShape = lazy.Regexp(`[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:]*:[^\s/?#@]+@|\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.|-----BEGIN [A-Z ]*PRIVATE KEY-----`)
+
+// tokenShape finds a token by its issuer's prefix, at the start of a word:
+// OpenAI and Anthropic keys, AWS access key ids, GitHub, GitLab, Slack,
+// Hugging Face, Google, Stripe, npm, PyPI, Groq and xAI tokens.
+var tokenShape = lazy.Regexp(`(?:^|[^A-Za-z0-9])(` + strings.Join([]string{
+	`sk-ant-[A-Za-z0-9_-]{20,}`, `sk-[A-Za-z0-9_-]{20,}`,
+	`(?:AKIA|ASIA)[0-9A-Z]{16}(?:[^A-Za-z0-9]|$)`,
+	`gh[pousr]_[A-Za-z0-9]{30,}`, `github_pat_[A-Za-z0-9_]{30,}`, `glpat-[A-Za-z0-9_-]{20,}`,
+	`xox[abposre]-[A-Za-z0-9-]{10,}`, `xapp-[A-Za-z0-9-]{10,}`,
+	`hf_[A-Za-z0-9]{30,}`, `AIza[0-9A-Za-z_-]{35}`, `[sr]k_(?:live|test)_[0-9A-Za-z]{16,}`,
+	`npm_[A-Za-z0-9]{36}`, `pypi-[A-Za-z0-9_-]{50,}`, `gsk_[A-Za-z0-9]{40,}`, `xai-[A-Za-z0-9]{40,}`,
+}, "|") + `)`)
+
+// SecretValue reports whether a value is shaped like a credential,
+// whatever names it: a URL with a password in it, a JSON Web Token, a
+// private key, or a token with a well-known prefix (sk-, sk-ant-, AKIA,
+// ghp_, xoxb-, …) and the mix of letters and digits of a random one (a
+// path such as /opt/sk-learn-models is not).
+func SecretValue(v string) bool {
+	if credentialShape().MatchString(v) {
+		return true
+	}
+	for _, m := range tokenShape().FindAllStringSubmatch(v, -1) {
+		if strings.ContainsAny(m[1], "0123456789") && strings.IndexFunc(m[1], isLetter) >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func isLetter(r rune) bool { return r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' }
+
 // Filter returns environ ("NAME=value" entries, as os.Environ gives) with
-// every Secret variable left out unless its name is in pass, then extra
+// every Secret variable, and every variable whose value is a SecretValue,
+// left out unless its name is in pass, then extra
 // appended (extra wins over environ, as os/exec keeps the last of a name).
 // dropped lists the names left out, sorted, for a notice; never values.
 func Filter(environ, pass, extra []string) (env, dropped []string) {
@@ -75,8 +115,8 @@ func Filter(environ, pass, extra []string) (env, dropped []string) {
 	}
 	env = make([]string, 0, len(environ)+len(extra))
 	for _, kv := range environ {
-		name, _, _ := strings.Cut(kv, "=")
-		if name != "" && Secret(name) && !passed[name] {
+		name, value, _ := strings.Cut(kv, "=")
+		if name != "" && (Secret(name) || SecretValue(value)) && !passed[name] {
 			dropped = append(dropped, name)
 			continue
 		}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -38,6 +37,9 @@ type webOptions struct {
 	PassEnv      []string
 	HAR          string
 	Proxy        bool
+
+	// har is the --har directory, opened by prepare for the run.
+	har *web.HARFiles
 }
 
 func newWebCmd(streams IO) *cobra.Command {
@@ -147,6 +149,7 @@ needs its model's key.`,
 			if err := o.prepare(); err != nil {
 				return err
 			}
+			defer o.har.Close()
 			return o.runStarted(cmd.Context(), streams, src, func() (matrix.Driver, func(), error) {
 				srv := o.newServer()
 				stop, err := o.listen(srv, srv)
@@ -154,7 +157,7 @@ needs its model's key.`,
 					return nil, nil, err
 				}
 				fmt.Fprintf(streams.ErrOut, "web: %s\n", srv.URL)
-				d := &web.Driver{Server: srv, Command: a, Timeout: o.AgentTimeout, PassEnv: o.PassEnv, HARDir: o.HAR}
+				d := &web.Driver{Server: srv, Command: a, Timeout: o.AgentTimeout, PassEnv: o.PassEnv, HAR: o.har}
 				if o.Proxy {
 					ln, err := net.Listen("tcp", "127.0.0.1:0")
 					if err != nil {
@@ -178,7 +181,7 @@ needs its model's key.`,
 	f.StringVar(&o.Listen, "listen", "127.0.0.1:0", "address the site server listens on (port 0: any free port)")
 	f.BoolVar(&o.Proxy, "proxy", false, "also pass the agent's model traffic through pikit proxy (OPENAI_BASE_URL, ANTHROPIC_BASE_URL and placeholder keys set), answered by the config's target: one result holds the model's steps and the web's")
 	f.DurationVar(&o.AgentTimeout, "agent-timeout", web.DefaultAgentTimeout, "bound on each run of the agent command; it is killed (with its children) after")
-	f.StringVar(&o.HAR, "har", "", "write each cell's HTTP exchanges to `DIR`/KEY.har (HAR 1.2, the cell's key; credentials in request headers left out)")
+	f.StringVar(&o.HAR, "har", "", "write each cell's HTTP exchanges to `DIR`/KEY.har (HAR 1.2, the cell's key; each file created new, --resume replacing its own; credentials in request headers redacted)")
 	f.StringArrayVar(&o.PassEnv, "pass-env", nil, "pass the variable `NAME` of your environment to the agent although it looks like a secret (repeatable)")
 	o.addFlags(cmd, true, webSkip...)
 	return cmd
@@ -190,15 +193,22 @@ func (o *webOptions) newServer() *web.Server {
 	return &web.Server{Hosts: listenHosts(o.Listen)}
 }
 
-// prepare makes the --har directory and tries --listen: what would stop
-// the run is a usage error before anything runs.
+// prepare tries --listen and opens the --har directory (made when
+// missing; a resumed run, or one started over with --force, may replace
+// regular files there): what would stop the run is a usage error before
+// anything runs.
 func (o *webOptions) prepare() error {
+	if err := checkListen(o.Listen); err != nil {
+		return err
+	}
 	if o.HAR != "" {
-		if err := os.MkdirAll(o.HAR, 0o755); err != nil {
+		h, err := web.OpenHAR(o.HAR, o.Resume || o.Force)
+		if err != nil {
 			return usage(fmt.Errorf("--har %s: %w", o.HAR, err))
 		}
+		o.har = h
 	}
-	return checkListen(o.Listen)
+	return nil
 }
 
 // listen serves h at --listen, srv.URL set to its address; stop shuts it
@@ -283,7 +293,8 @@ sessions may be open at once.`,
 			if err := o.prepare(); err != nil {
 				return err
 			}
-			sv := &web.Serve{Server: o.newServer(), IdleTimeout: idle, HARDir: o.HAR}
+			defer o.har.Close()
+			sv := &web.Serve{Server: o.newServer(), IdleTimeout: idle, HAR: o.har}
 			defer sv.Finish()
 			return o.runStarted(cmd.Context(), streams, src, func() (matrix.Driver, func(), error) {
 				stop, err := o.listen(sv.Server, sv)
@@ -300,7 +311,7 @@ sessions may be open at once.`,
 	f.StringVarP(&o.Config, "config", "c", "", "experiment config `FILE` (TOML); its [web] section chooses the site and page")
 	f.StringVar(&o.Listen, "listen", "127.0.0.1:0", "address the site server listens on (port 0: any free port)")
 	f.DurationVar(&idle, "idle-timeout", web.DefaultIdleTimeout, "end a session after this long without a request")
-	f.StringVar(&o.HAR, "har", "", "write each cell's HTTP exchanges to `DIR`/KEY.har (HAR 1.2, the cell's key; credentials in request headers left out)")
+	f.StringVar(&o.HAR, "har", "", "write each cell's HTTP exchanges to `DIR`/KEY.har (HAR 1.2, the cell's key; each file created new, --resume replacing its own; credentials in request headers redacted)")
 	o.addFlags(cmd, true, webServeSkip...)
 	return cmd
 }

@@ -162,7 +162,7 @@ func TestWebRunJudgesEveryCell(t *testing.T) {
 		}
 		attacked := false
 		for _, e := range har.Log.Entries {
-			attacked = attacked || e.Comment == "visit_attacker" && strings.Contains(e.Request.URL, "/x/attacker.example/collect?thread=stove-advice") && e.Response.Status == 200
+			attacked = attacked || e.Comment == "visit_attacker (direct)" && strings.Contains(e.Request.URL, "/x/attacker.example/collect?thread=stove-advice") && e.Response.Status == 200
 		}
 		if attacked != (m["attack"] == "naive") {
 			t.Errorf("%v/%v: the HAR file holds the attacker's request: %v", m["attack"], m["channel"], attacked)
@@ -223,42 +223,10 @@ func TestWebServe(t *testing.T) {
 	dir := t.TempDir()
 	cfg := writeFile(t, dir, "exp.toml", strings.Replace(webExperiment, `attacks = ["none", "naive"]`, `attacks = ["naive"]`, 1))
 	out := filepath.Join(dir, "r.jsonl")
-	// The server says its address on stderr once it listens.
-	pr, pw := io.Pipe()
-	done := make(chan runResult, 1)
-	go func() {
-		var stdout bytes.Buffer
-		code := Run(context.Background(), []string{"web", "serve", "--config", cfg, "-j", "2", "-q", "-o", out},
-			IO{In: strings.NewReader(""), Out: &stdout, ErrOut: pw})
-		pw.Close()
-		done <- runResult{code: code, out: stdout.String()}
-	}()
-	sc := bufio.NewScanner(pr)
-	base := ""
-	for base == "" && sc.Scan() {
-		if u, ok := strings.CutPrefix(sc.Text(), "web: "); ok {
-			base, _, _ = strings.Cut(u, " ")
-		}
-	}
-	go io.Copy(io.Discard, pr)
-	if base == "" {
-		t.Fatal("pikit web serve said no address")
-	}
-	for i := range 3 { // the config's three channels
-		var opened struct {
-			ID       string `json:"id"`
-			StartURL string `json:"start_url"`
-		}
-		resp, err := http.Post(base+"/pikit/sessions", "", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		json.NewDecoder(resp.Body).Decode(&opened)
-		resp.Body.Close()
-		if opened.ID == "" {
-			t.Fatalf("session %d: none opened (%d)", i, resp.StatusCode)
-		}
-		resp, err = http.Get(opened.StartURL + "t/stove-advice")
+	base, done := startWebServe(t, "--config", cfg, "-j", "2", "-q", "-o", out)
+	for range 3 { // the config's three channels
+		opened := openWebSession(t, base)
+		resp, err := http.Get(opened.StartURL + "t/stove-advice")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -292,4 +260,53 @@ func TestWebServe(t *testing.T) {
 			t.Errorf("%v: %v, %q", m["channel"], m["outcome"], m["final_text"])
 		}
 	}
+}
+
+// startWebServe runs pikit web serve with args in the background and
+// returns its address, once it says it on stderr, and its exit.
+func startWebServe(t *testing.T, args ...string) (base string, done <-chan runResult) {
+	t.Helper()
+	pr, pw := io.Pipe()
+	ch := make(chan runResult, 1)
+	go func() {
+		var stdout bytes.Buffer
+		code := Run(context.Background(), append([]string{"web", "serve"}, args...),
+			IO{In: strings.NewReader(""), Out: &stdout, ErrOut: pw})
+		pw.Close()
+		ch <- runResult{code: code, out: stdout.String()}
+	}()
+	sc := bufio.NewScanner(pr)
+	for base == "" && sc.Scan() {
+		if u, ok := strings.CutPrefix(sc.Text(), "web: "); ok {
+			base, _, _ = strings.Cut(u, " ")
+		}
+	}
+	go io.Copy(io.Discard, pr)
+	if base == "" {
+		t.Fatal("pikit web serve said no address")
+	}
+	return base, ch
+}
+
+// webSession is what POST /pikit/sessions answers.
+type webSession struct {
+	ID       string `json:"id"`
+	Key      string `json:"key"`
+	StartURL string `json:"start_url"`
+}
+
+// openWebSession opens a session of the pikit web serve at base.
+func openWebSession(t *testing.T, base string) webSession {
+	t.Helper()
+	var opened webSession
+	resp, err := http.Post(base+"/pikit/sessions", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	json.NewDecoder(resp.Body).Decode(&opened)
+	resp.Body.Close()
+	if opened.ID == "" {
+		t.Fatalf("no session opened (%d)", resp.StatusCode)
+	}
+	return opened
 }
