@@ -28,11 +28,14 @@ type Driver interface {
 type Drive struct {
 	Cell Cell
 	// Target is the cell's target, opened once per run and shared; its
-	// requests count towards the run's budgets. A driver that forwards raw
-	// HTTP instead reports what it spent with Spend.
+	// requests count towards the run's budgets. It is also the cell's
+	// share of those budgets (a target.Budget): a driver that forwards raw
+	// HTTP takes each request from it before sending, and does not send
+	// one it refuses.
 	Target target.Target
-	// Spend adds model requests and tokens a driver sent without Target
-	// to the run's budgets.
+	// Spend adds what a driver spent without Target: tokens, and requests
+	// it could not take from Target's budget first (the proxy passes 0
+	// requests when it took them).
 	Spend func(requests, tokens int64)
 	// Scenario is the cell's pikit scenario, nil for a driven config
 	// (Config.Driven) whose agent is the user's own.

@@ -54,6 +54,9 @@ type env struct {
 	fatal     atomic.Pointer[error] // an error that stops the run (a rejected key)
 	requests  atomic.Int64
 	tokens    atomic.Int64
+	// budget admits the run's model requests (Runner.MaxRequests and
+	// MaxTokens; none without a Runner).
+	budget *budget
 
 	mu       sync.Mutex
 	targets  map[string]target.Target
@@ -87,11 +90,13 @@ func newEnv(open func(string, target.Options) (target.Target, error), runID, wor
 	if open == nil {
 		open = target.Open
 	}
-	return &env{
+	e := &env{
 		open: open, runID: runID, workDir: workDir,
 		targets: map[string]target.Target{}, errs: map[string]error{},
 		byConfig: map[*Config]*configState{}, methods: map[methodKey]built{},
 	}
+	e.budget = newBudget(0, 0, e)
+	return e
 }
 
 // config returns the state the cells of cfg share: its target, opened once
@@ -174,11 +179,14 @@ func (e *env) stats() Stats {
 	return Stats{Requests: e.requests.Load(), Tokens: e.tokens.Load()}
 }
 
-// counting counts every request a target sends and the tokens it reports,
-// for budgets, and each as an attempt of its cell (target.AttemptsOf the
-// context) unless the target counts its attempts itself (a retry
-// wrapper, which also sees the retries). A request refused for a missing
-// API key was never sent and is not counted.
+// counting has every request a target sends take from the budget of its
+// context (its cell's share of the run's; the run's for a request of no
+// cell) before it is sent, counts the tokens it reports, and counts each
+// request as an attempt of its cell (target.AttemptsOf the context).
+// A target that counts its attempts itself (a retry wrapper, which also
+// sees the retries) takes from the budget itself, once per attempt: the
+// cap is on the requests sent, retries included. A request refused for
+// a missing API key was never sent: it is given back.
 type counting struct {
 	target.Target
 	e    *env
@@ -186,11 +194,23 @@ type counting struct {
 }
 
 func (c counting) Chat(ctx context.Context, req target.Request) (target.Response, error) {
-	c.e.requests.Add(1)
+	b := target.BudgetOf(ctx)
+	if b == nil {
+		b = c.e.budget
+		ctx = target.WithBudget(ctx, b)
+	}
+	if !c.self {
+		if err := b.Take(); err != nil {
+			return target.Response{}, err
+		}
+		ctx = target.WithBudget(ctx, nil) // taken: nothing below takes it again
+	}
 	start := time.Now()
 	resp, err := c.Target.Chat(ctx, req)
 	if errors.Is(err, target.ErrMissingKey) {
-		c.e.requests.Add(-1)
+		if !c.self {
+			b.Give()
+		}
 		return resp, err
 	}
 	if !c.self {
@@ -223,6 +243,12 @@ func (e *env) execute(ctx context.Context, cell Cell) (res Result, interrupted b
 	// the targets it asks.
 	attempts := &target.Attempts{}
 	ctx = target.WithAttempts(ctx, attempts)
+	// The cell's share of the run's budget, which its requests take from.
+	share, ok := target.BudgetOf(ctx).(*cellBudget)
+	if !ok {
+		share = &cellBudget{b: e.budget}
+		ctx = target.WithBudget(ctx, share)
+	}
 	fail := func(err error) {
 		if errors.Is(err, target.ErrUnauthorized) {
 			// Every later cell would fail the same way.
@@ -246,6 +272,22 @@ func (e *env) execute(ctx context.Context, cell Cell) (res Result, interrupted b
 	interrupt := func(err error) {
 		fail(fmt.Errorf("interrupted: the run was stopped before the cell finished (%w); --resume runs it again", err))
 		res.Metadata["interrupted"] = true
+	}
+	// budgetStopped records the cell as stopped by the budget when the
+	// budget refused one of its requests (err is what came of the cell
+	// then): it did not run to its end, so it is no verdict.
+	budgetStopped := func(err error) bool {
+		why := share.refused()
+		if why == nil || ctx.Err() != nil {
+			return false
+		}
+		stop := why.err
+		if err != nil && !errors.Is(err, ErrBudget) {
+			stop = fmt.Errorf("%w; the cell's agent then: %w", stop, err)
+		}
+		fail(fmt.Errorf("%w; --resume runs the cell again", stop))
+		res.Metadata[metaStoppedBy] = why.by
+		return true
 	}
 
 	st, err := e.config(cfg)
@@ -315,6 +357,9 @@ func (e *env) execute(ctx context.Context, cell Cell) (res Result, interrupted b
 	if tr.MaxStepsHit {
 		res.Metadata["max_steps_hit"] = true
 	}
+	if budgetStopped(err) {
+		return res, false
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			interrupt(ctx.Err())
@@ -325,6 +370,9 @@ func (e *env) execute(ctx context.Context, cell Cell) (res Result, interrupted b
 	}
 	if !adaptive {
 		v, err = j.Judge(ctx, tr, task)
+		if budgetStopped(err) {
+			return res, false
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				interrupt(ctx.Err())
@@ -508,8 +556,12 @@ func (e *env) drive(ctx context.Context, cell Cell, st *configState) (agent.Trac
 	if err != nil {
 		return agent.Trace{}, judge.Task{}, setupError{err}
 	}
+	var t target.Target = st.target
+	if share, ok := target.BudgetOf(ctx).(*cellBudget); ok {
+		t = cellTarget{Target: st.target, share: share}
+	}
 	d := Drive{
-		Cell: cell, Target: st.target, Scenario: sc, Hooks: hooks,
+		Cell: cell, Target: t, Scenario: sc, Hooks: hooks,
 		Benign: cell.Attack.Name == attack.None, Payload: c.Payload, Delivery: c.Delivery, Path: c.Path,
 		Channel: o.ChannelMethod, Instruction: cell.Config.UserMessage,
 		Spend: func(requests, tokens int64) {
@@ -530,6 +582,29 @@ func (e *env) drive(ctx context.Context, cell Cell, st *configState) (agent.Trac
 	tr, err := e.driver.Drive(ctx, d)
 	return tr, task, err
 }
+
+// cellTarget is a driven cell's target. Its requests take from the
+// cell's share of the run's budget whatever context they come with (a
+// proxy answering offline asks it in its HTTP handler's), and it is the
+// target.Budget that a driver sending model requests itself (the proxy,
+// forwarding them upstream) takes each of them from before sending it.
+type cellTarget struct {
+	target.Target
+	share *cellBudget
+}
+
+var _ target.Budget = cellTarget{}
+
+// Chat implements target.Target, taking from the cell's share.
+func (t cellTarget) Chat(ctx context.Context, req target.Request) (target.Response, error) {
+	return t.Target.Chat(target.WithBudget(ctx, t.share), req)
+}
+
+// Take implements target.Budget.
+func (t cellTarget) Take() error { return t.share.Take() }
+
+// Give implements target.Budget.
+func (t cellTarget) Give() { t.share.Give() }
 
 // data picks the clean carrier of an indirect cell: the config's
 // data_sample, or "" for the channel's own sample.

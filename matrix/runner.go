@@ -18,7 +18,9 @@ import (
 const DefaultConcurrency = 8
 
 // ErrBudget is returned by Run when MaxRequests or MaxTokens stopped the
-// run before every cell was scheduled.
+// run before every cell was scheduled, or stopped cells before they
+// finished; a model request the budget refuses fails with an error
+// wrapping it.
 var ErrBudget = errors.New("budget reached")
 
 // Runner executes cells with a pool of workers.
@@ -37,9 +39,16 @@ type Runner struct {
 	// WorkDir is where file-mode carriers are written ("" for the system
 	// temporary directory).
 	WorkDir string
-	// MaxRequests and MaxTokens, when positive, stop scheduling new cells
-	// once the run's model requests or tokens (prompt + completion, as the
-	// provider reports them) reach them; cells in flight finish.
+	// MaxRequests, when positive, caps the model requests the run sends,
+	// retries and an LLM judge's included: each takes one before it is
+	// sent, and one past the cap is not sent. A cell starts only while a
+	// request is free for its first; a cell whose later request the cap
+	// refuses ends as a runtime_error result that says so (metadata
+	// "stopped_by_budget"), which --resume runs again. MaxTokens, when
+	// positive, refuses every request once the replies' tokens (prompt +
+	// completion, as the provider reports them) reach it; a reply's
+	// tokens are known only once it comes, so the requests in flight
+	// then may go past it.
 	MaxRequests int64
 	MaxTokens   int64
 	// Cache, when set, serves requests already answered from disk; results
@@ -149,7 +158,6 @@ func (r Runner) RunEncoded(ctx context.Context, src Source, encode func(Result) 
 	e.driver = r.Driver
 	e.version = r.Version
 	e.judgeSpec, e.judgeOpts = r.JudgeTarget, r.JudgeOptions
-	e.halt = func() bool { return r.overBudget(e.stats()) }
 	e.openAttacker, e.attackerOpts = r.OpenAttacker, r.AttackerOptions
 	secrets := target.NewValueRedactor(target.EnvSecrets()...)
 	e.secrets = secrets
@@ -185,7 +193,9 @@ func (r Runner) RunEncoded(ctx context.Context, src Source, encode func(Result) 
 		}
 		return expect
 	}
-	b := newBudget(r, e)
+	b := newBudget(r.MaxRequests, r.MaxTokens, e)
+	e.budget = b
+	e.halt = func() bool { return b.over(e.stats()) }
 	var wg sync.WaitGroup
 	for range n {
 		wg.Add(1)
@@ -199,7 +209,8 @@ func (r Runner) RunEncoded(ctx context.Context, src Source, encode func(Result) 
 					cut.Store(true)
 					continue
 				}
-				switch b.start(ctx, stopped) {
+				g, started := b.start(ctx, stopped)
+				switch started {
 				case startBudget:
 					budgetHit.Store(true)
 					continue
@@ -207,8 +218,8 @@ func (r Runner) RunEncoded(ctx context.Context, src Source, encode func(Result) 
 					cut.Store(true)
 					continue
 				}
-				res, cutShort := e.execute(ctx, c)
-				b.end()
+				res, cutShort := e.execute(target.WithBudget(ctx, g), c)
+				b.end(g)
 				if cutShort {
 					interrupted.Add(1)
 				}
@@ -300,45 +311,59 @@ func (r Runner) RunEncoded(ctx context.Context, src Source, encode func(Result) 
 		return fmt.Errorf("%w after %d of %s%d cells", ErrInterrupted, done, about, total())
 	case e.fatal.Load() != nil:
 		return fmt.Errorf("%w after %d of %s%d cells: %w", ErrStopped, done, about, total(), *e.fatal.Load())
-	case budgetHit.Load():
+	case budgetHit.Load() || b.stopped.Load() > 0:
 		s := e.stats()
-		return fmt.Errorf("%w after %d of %s%d cells (%d requests, %d tokens)", ErrBudget, done, about, total(), s.Requests, s.Tokens)
-	case r.overSpent(e.stats()):
-		// Every cell ran, but the cells in flight when the budget ran out
-		// went past it: said, never silent.
+		err := fmt.Errorf("%w after %d of %s%d cells (%d requests, %d tokens)", ErrBudget, done, about, total(), s.Requests, s.Tokens)
+		if n := b.stopped.Load(); n > 0 {
+			err = fmt.Errorf("%w; %d cells it stopped before they finished are runtime errors that say so", err, n)
+		}
+		return err
+	case b.overSpent(e.stats()):
+		// Every cell ran, but the replies in flight when the token budget
+		// ran out went past it (a driver that reports its requests after
+		// sending them can pass the request budget too): said, never
+		// silent.
 		s := e.stats()
-		return fmt.Errorf("%w: the cells in flight went past it (%d requests of %d, %d tokens of %d)", ErrBudget, s.Requests, r.MaxRequests, s.Tokens, r.MaxTokens)
+		return fmt.Errorf("%w: the requests in flight went past it (%d requests of %d, %d tokens of %d)", ErrBudget, s.Requests, r.MaxRequests, s.Tokens, r.MaxTokens)
 	}
 	return nil
 }
 
-func (r Runner) overBudget(s Stats) bool {
-	return (r.MaxRequests > 0 && s.Requests >= r.MaxRequests) || (r.MaxTokens > 0 && s.Tokens >= r.MaxTokens)
-}
-
-func (r Runner) overSpent(s Stats) bool {
-	return (r.MaxRequests > 0 && s.Requests > r.MaxRequests) || (r.MaxTokens > 0 && s.Tokens > r.MaxTokens)
-}
-
-// budget lets a cell start only while the run's budget allows it. A cell
-// that starts sends at least one request, so with MaxRequests each cell
-// in flight holds one request of it: a worker waits while the requests
-// sent and the cells in flight would reach the budget, and starts when a
-// cell ends with room left, or gives up when none is. Cells in flight
-// always finish; an agent that sends several requests per cell can still
-// take a run past the budget by what those cells send.
+// budget is the run's request and token budget, a hard cap on the
+// requests sent: every model request takes one before it is sent
+// (target.Budget), atomically across the workers, and one it refuses is
+// not sent. A cell starts holding a request for its first, and only while
+// one is free (not sent, not held): cells that send one request each
+// never meet a refusal, and a cell that sends several gets its first. A
+// reply's tokens are known only once it comes, so MaxTokens refuses the
+// requests after the replies reach it; the requests in flight then can go
+// past it.
 type budget struct {
-	r        Runner
-	e        *env
-	mu       sync.Mutex
-	cond     *sync.Cond
-	inFlight int64
+	maxRequests, maxTokens int64
+	e                      *env
+	mu                     sync.Mutex
+	cond                   *sync.Cond
+	held                   int64        // cells in flight that hold their first request
+	stopped                atomic.Int64 // cells it stopped
 }
 
-func newBudget(r Runner, e *env) *budget {
-	b := &budget{r: r, e: e}
+func newBudget(maxRequests, maxTokens int64, e *env) *budget {
+	b := &budget{maxRequests: maxRequests, maxTokens: maxTokens, e: e}
 	b.cond = sync.NewCond(&b.mu)
 	return b
+}
+
+// limited reports whether the budget bounds anything.
+func (b *budget) limited() bool { return b.maxRequests > 0 || b.maxTokens > 0 }
+
+// over reports whether nothing more may be sent.
+func (b *budget) over(s Stats) bool {
+	return (b.maxRequests > 0 && s.Requests >= b.maxRequests) || (b.maxTokens > 0 && s.Tokens >= b.maxTokens)
+}
+
+// overSpent reports whether the run went past the budget.
+func (b *budget) overSpent(s Stats) bool {
+	return (b.maxRequests > 0 && s.Requests > b.maxRequests) || (b.maxTokens > 0 && s.Tokens > b.maxTokens)
 }
 
 // What budget.start decides.
@@ -349,34 +374,137 @@ const (
 )
 
 // start says whether a cell may start, waiting for cells in flight when
-// their outcome decides it. A run stopped meanwhile starts nothing more:
-// the cells in flight end (finished, or interrupted by the context) and
-// wake the waiters.
-func (b *budget) start(ctx context.Context, stopped func() bool) int {
+// their outcome decides it, and returns the started cell's share of the
+// budget. A run stopped meanwhile starts nothing more: the cells in flight
+// end (finished, or interrupted by the context) and wake the waiters.
+func (b *budget) start(ctx context.Context, stopped func() bool) (*cellBudget, int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for {
 		if ctx.Err() != nil || stopped() {
-			return startStopped
+			return nil, startStopped
 		}
 		s := b.e.stats()
-		if b.r.overBudget(s) {
-			return startBudget
+		if b.over(s) {
+			return nil, startBudget
 		}
-		if b.r.MaxRequests <= 0 || s.Requests+b.inFlight < b.r.MaxRequests {
-			b.inFlight++
-			return startOK
+		if b.maxRequests <= 0 {
+			return &cellBudget{b: b}, startOK
 		}
-		b.cond.Wait() // some cell in flight ends, and with it what it spent
+		if s.Requests+b.held < b.maxRequests {
+			b.held++
+			return &cellBudget{b: b, holds: true}, startOK
+		}
+		b.cond.Wait() // a cell ends, and with it its hold
 	}
 }
 
-// end releases a started cell's hold on the budget.
-func (b *budget) end() {
+// end releases a started cell's hold on the budget, and counts it when
+// the budget stopped it.
+func (b *budget) end(g *cellBudget) {
+	if g.refused() != nil {
+		b.stopped.Add(1)
+	}
+	if b.maxRequests <= 0 {
+		return // nothing held
+	}
 	b.mu.Lock()
-	b.inFlight--
+	if g.holds {
+		g.holds = false
+		b.held--
+	}
 	b.mu.Unlock()
 	b.cond.Broadcast()
+}
+
+// take admits one request of cell g (nil for a request of no cell), or
+// says why it may not be sent.
+func (b *budget) take(g *cellBudget) error {
+	if !b.limited() {
+		b.e.requests.Add(1)
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := b.e.stats()
+	switch {
+	case b.maxTokens > 0 && s.Tokens >= b.maxTokens:
+		return g.refuse(fmt.Errorf("%w: --max-tokens %d: the run's replies have used %d tokens; this request was not sent", ErrBudget, b.maxTokens, s.Tokens), stopTokens)
+	case b.maxRequests <= 0:
+	case g != nil && g.holds:
+		g.holds = false
+		b.held--
+	case s.Requests+b.held >= b.maxRequests:
+		held := ""
+		if b.held > 0 {
+			held = fmt.Sprintf(" and cells in flight hold %d for their first", b.held)
+		}
+		return g.refuse(fmt.Errorf("%w: --max-requests %d: the run has sent %d model requests%s; this one was not sent", ErrBudget, b.maxRequests, s.Requests, held), stopRequests)
+	}
+	b.e.requests.Add(1)
+	return nil
+}
+
+// give hands back a request taken and not sent.
+func (b *budget) give() {
+	b.e.requests.Add(-1)
+	if b.limited() {
+		b.cond.Broadcast()
+	}
+}
+
+// Take implements target.Budget for requests of no cell.
+func (b *budget) Take() error { return b.take(nil) }
+
+// Give implements target.Budget.
+func (b *budget) Give() { b.give() }
+
+// metaStoppedBy is the metadata key of a result whose cell a budget
+// stopped; its value names the budget, stopRequests or stopTokens.
+const (
+	metaStoppedBy = "stopped_by_budget"
+	stopRequests  = "max_requests"
+	stopTokens    = "max_tokens"
+)
+
+// cellBudget is one cell's share of the run's budget: the target.Budget
+// its model requests take from, which remembers the first request it
+// refused.
+type cellBudget struct {
+	b     *budget
+	holds bool // guarded by b.mu: the cell holds a request for its first
+	why   atomic.Pointer[budgetStop]
+}
+
+// budgetStop is why a budget stopped a cell.
+type budgetStop struct {
+	err error
+	by  string // stopRequests or stopTokens
+}
+
+var _ target.Budget = (*cellBudget)(nil)
+
+// Take implements target.Budget.
+func (g *cellBudget) Take() error { return g.b.take(g) }
+
+// Give implements target.Budget.
+func (g *cellBudget) Give() { g.b.give() }
+
+// refuse records err as why the cell was stopped (the first refusal
+// stands) and returns it; a nil g records nothing.
+func (g *cellBudget) refuse(err error, by string) error {
+	if g != nil {
+		g.why.CompareAndSwap(nil, &budgetStop{err: err, by: by})
+	}
+	return err
+}
+
+// refused returns why the budget stopped the cell, nil if it did not.
+func (g *cellBudget) refused() *budgetStop {
+	if g == nil {
+		return nil
+	}
+	return g.why.Load()
 }
 
 // RunAll executes cells and returns their results in plan order. On

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -12,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/pikit-go/pikit/internal/golden"
 	"github.com/pikit-go/pikit/judge"
@@ -406,4 +409,156 @@ func runResults(t *testing.T, doc string, open func(string, target.Options) (tar
 		t.Fatal(err)
 	}
 	return res
+}
+
+// toolModel is a model API in the OpenAI Chat Completions format whose
+// answers make an agent cell send three requests: a read_email call, a
+// second one, then a final answer once the request carries two tool
+// results. Each reply reports 20 prompt and 4 completion tokens. With
+// failEvery set, every failEvery-th request gets a 503 instead (which a
+// retry wrapper sends again). It counts every request it receives.
+type toolModel struct {
+	*httptest.Server
+	failEvery int64
+	received  atomic.Int64
+}
+
+func newToolModel(t *testing.T, failEvery int64) *toolModel {
+	m := &toolModel{failEvery: failEvery}
+	m.Server = httptest.NewServer(http.HandlerFunc(m.serve))
+	t.Cleanup(m.Close)
+	return m
+}
+
+func (m *toolModel) serve(w http.ResponseWriter, r *http.Request) {
+	n := m.received.Add(1)
+	var body struct {
+		Messages []struct {
+			Role string `json:"role"`
+		} `json:"messages"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	time.Sleep(2 * time.Millisecond) // the workers overlap
+	if m.failEvery > 0 && n%m.failEvery == 0 {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprint(w, `{"error":{"message":"busy"}}`)
+		return
+	}
+	results := 0
+	for _, msg := range body.Messages {
+		if msg.Role == "tool" {
+			results++
+		}
+	}
+	message := `{"role":"assistant","content":"Your inbox has one message about lunch."}`
+	finish := "stop"
+	if results < 2 {
+		message = fmt.Sprintf(`{"role":"assistant","content":null,"tool_calls":[{"id":"call_%d","type":"function","function":{"name":"read_email","arguments":"{}"}}]}`, n)
+		finish = "tool_calls"
+	}
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"id":"c%d","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":%s,"finish_reason":%q}],"usage":{"prompt_tokens":20,"completion_tokens":4,"total_tokens":24}}`, n, message, finish)
+}
+
+// runner is a Runner whose targets are opened as the CLI opens them: a
+// real OpenAI-compatible client against m, under a retry wrapper.
+func (m *toolModel) runner(t *testing.T, j int) Runner {
+	t.Setenv("OPENAI_API_KEY", "sk-test")
+	policy := target.RetryPolicy{MaxRetries: 5, BaseDelay: time.Millisecond, MaxDelay: 2 * time.Millisecond}
+	limiter := target.NewLimiter(0, 1)
+	return Runner{Concurrency: j, Open: func(spec string, _ target.Options) (target.Target, error) {
+		return target.OpenWith(spec, target.Options{target.OptBaseURL: m.URL + "/v1"}, policy, limiter)
+	}}
+}
+
+// checkBudgetResults checks that every result of a run under a budget is
+// complete (three model calls, judged) or recorded as stopped by the
+// budget (a runtime error saying so, which --resume runs again), and
+// that the requests the cells say they sent are those the model got.
+// It returns how many were stopped.
+func checkBudgetResults(t *testing.T, res []Result, received int64, budget string) (stopped int) {
+	t.Helper()
+	var attempts int64
+	for _, r := range res {
+		attempts += int64(r.Attempts)
+		if r.Outcome != judge.RuntimeError {
+			if r.Metadata["model_calls"] != 3 || r.Error != "" {
+				t.Errorf("a complete cell: %d model calls, error %q", r.Metadata["model_calls"], r.Error)
+			}
+			continue
+		}
+		stopped++
+		if r.Metadata[metaStoppedBy] != budget || !strings.Contains(r.Error, "budget reached") || !strings.Contains(r.Error, "--resume") {
+			t.Errorf("a failed cell is not recorded as stopped by the budget: metadata %v, error %q", r.Metadata[metaStoppedBy], r.Error)
+		}
+	}
+	if attempts != received {
+		t.Errorf("the results count %d requests sent; the model received %d", attempts, received)
+	}
+	return stopped
+}
+
+// TestBudgetIsAHardCap: --max-requests caps the requests sent, retries
+// included, however many workers and however many requests each cell
+// sends: a request past it is not sent, and the cell it belonged to is
+// recorded as stopped by the budget, never judged on half a run.
+func TestBudgetIsAHardCap(t *testing.T) {
+	for _, tc := range []struct {
+		name                  string
+		j                     int
+		max, failEvery        int64
+		wantDone, wantStopped int
+	}{
+		// 3 cells start, each holding one request: each sends its first,
+		// and its second is refused.
+		{"three-request cells, -j 8, budget 3", 8, 3, 0, 0, 3},
+		// 2 cells finish (6 requests); a third sends one and is stopped.
+		{"three-request cells, -j 2, budget 7", 2, 7, 0, 2, 1},
+		// Every fourth request is refused by the model and retried: the
+		// retries are requests sent, and count.
+		{"with retries, -j 8, budget 5", 8, 5, 4, -1, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newToolModel(t, tc.failEvery)
+			r := m.runner(t, tc.j)
+			r.MaxRequests = tc.max
+			res, err := r.RunAll(context.Background(), plan(t, "agents = [\"email\"]\nattacks = [\"naive\"]\nrepeats = 20\ntarget_spec = \"openai:m\""))
+			if !errors.Is(err, ErrBudget) {
+				t.Errorf("err %v, want ErrBudget", err)
+			}
+			if got := m.received.Load(); got != tc.max {
+				t.Errorf("the model received %d requests under a budget of %d", got, tc.max)
+			}
+			stopped := checkBudgetResults(t, res, m.received.Load(), "max_requests")
+			if tc.wantStopped >= 0 && (stopped != tc.wantStopped || len(res)-stopped != tc.wantDone) {
+				t.Errorf("%d cells complete and %d stopped, want %d and %d", len(res)-stopped, stopped, tc.wantDone, tc.wantStopped)
+			}
+			if stopped == 0 {
+				t.Error("no cell was stopped by the budget")
+			}
+		})
+	}
+}
+
+// TestTokenBudgetStopsRequests: once the replies have used the token
+// budget, no further request is sent, in the middle of a cell too; the
+// cell is recorded as stopped by it. (A reply's tokens are known only
+// when it comes: the requests in flight then may go past it.)
+func TestTokenBudgetStopsRequests(t *testing.T) {
+	m := newToolModel(t, 0)
+	r := m.runner(t, 1)
+	r.MaxTokens = 40 // two replies of 24 tokens reach it
+	res, err := r.RunAll(context.Background(), plan(t, "agents = [\"email\"]\nattacks = [\"naive\"]\nrepeats = 5\ntarget_spec = \"openai:m\""))
+	if !errors.Is(err, ErrBudget) {
+		t.Errorf("err %v, want ErrBudget", err)
+	}
+	if got := m.received.Load(); got != 2 {
+		t.Errorf("the model received %d requests; want 2 (the third would start past the 40-token budget)", got)
+	}
+	if stopped := checkBudgetResults(t, res, m.received.Load(), "max_tokens"); stopped != 1 || len(res) != 1 {
+		t.Errorf("%d results, %d stopped; want the one cell that started, stopped", len(res), stopped)
+	}
 }

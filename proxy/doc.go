@@ -25,5 +25,8 @@
 // Driver runs an agent command once per cell (pikit proxy run); Serve
 // hands cells to sessions that agents open themselves (pikit proxy serve).
 // Either way the recorded trace goes to pikit's judge and results are
-// ordinary pikit results.
+// ordinary pikit results. Each model request takes from the run's budget
+// (--max-requests, --max-tokens) before it is forwarded: one past it is
+// not sent, the agent gets 429 saying why, and the cell is recorded as
+// stopped by the budget.
 package proxy

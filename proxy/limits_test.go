@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -185,5 +187,86 @@ func TestHTTPServerSettings(t *testing.T) {
 	}
 	if s.ReadTimeout != 0 || s.WriteTimeout != 0 {
 		t.Errorf("read timeout %s, write timeout %s: either would cut a long stream", s.ReadTimeout, s.WriteTimeout)
+	}
+}
+
+// trickleBody starts a request whose body comes one byte every gap, as
+// a client that never stalls long enough for a timeout between reads,
+// until stop is closed or the connection fails. It returns the connection.
+func trickleBody(t *testing.T, addr, host, path string, gap time.Duration, stop <-chan struct{}) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	// 100,000 bytes: under the 256 KiB that net/http reads of a body a
+	// handler left, so nothing but a deadline ends the reading.
+	fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{", path, host)
+	go func() {
+		tick := time.NewTicker(gap)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				if _, err := c.Write([]byte(" ")); err != nil {
+					return
+				}
+			}
+		}
+	}()
+	return c
+}
+
+// TestTrickledBodyCut: a body sent a byte at a time, each byte well
+// within any timeout between reads, is cut at the body deadline counted
+// from the request's start, whatever the proxy answers: the connection
+// is closed then, not held for as long as the bytes keep coming. It holds
+// for a model request of an open session (408), and for requests the
+// proxy refuses without reading their body (an unknown session, another
+// Host), through the server the CLI runs (NewHTTPServer).
+func TestTrickledBodyCut(t *testing.T) {
+	const bodyTimeout = 300 * time.Millisecond
+	srv := &Server{BodyTimeout: bodyTimeout}
+	hs := httptest.NewUnstartedServer(srv)
+	hs.Config = NewHTTPServer(srv)
+	hs.Start()
+	t.Cleanup(hs.Close)
+	mustOpen(t, srv, "slow", offlineDrive(), sinkRules())
+	addr := hs.Listener.Addr().String()
+	for _, tc := range []struct {
+		name, host, path string
+		status           int
+	}{
+		{"open session", addr, "/s/slow/v1/chat/completions", http.StatusRequestTimeout},
+		{"unknown session", addr, "/s/nobody/v1/chat/completions", http.StatusNotFound},
+		{"another host", "rebound.example:80", "/s/slow/v1/chat/completions", http.StatusForbidden},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stop := make(chan struct{})
+			defer close(stop)
+			start := time.Now()
+			c := trickleBody(t, addr, tc.host, tc.path, 10*time.Millisecond, stop)
+			c.SetReadDeadline(start.Add(5 * time.Second))
+			br := bufio.NewReader(c)
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatalf("no answer within 5s to a trickled body: %v", err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			if resp.StatusCode != tc.status {
+				t.Errorf("status %d, want %d", resp.StatusCode, tc.status)
+			}
+			// The proxy closes the connection: a read gets EOF, not the
+			// read deadline set above.
+			if _, err := br.ReadByte(); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Fatalf("the connection was still open %s after the request started (err %v): the body deadline is %s", time.Since(start).Round(time.Millisecond), err, bodyTimeout)
+			}
+			if took := time.Since(start); took > bodyTimeout+2*time.Second {
+				t.Errorf("the connection closed %s after the request started; the body deadline is %s", took, bodyTimeout)
+			}
+		})
 	}
 }

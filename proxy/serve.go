@@ -108,6 +108,7 @@ func (sv *Serve) open(_ context.Context, id string, d matrix.Drive) (*Session, e
 //	POST /pikit/sessions/{id}/end  end a session: its cell is judged and written
 func (sv *Serve) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sv.init()
+	sv.Server.boundBody(w, r)
 	if err := sv.Server.checkOrigin(r); err != nil {
 		// A web page may not open sessions (taking cells) either.
 		apiError(w, http.StatusForbidden, err.Error())
@@ -162,7 +163,8 @@ func (sv *Serve) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // connections closed. It has no ReadTimeout or WriteTimeout: either would
 // cut an answer that streams for longer (a ReadTimeout cancels the
 // request once it passes, body read or not); the proxy bounds the reading
-// of each body itself (Server.BodyTimeout).
+// of each body itself, whole, from its request's start
+// (Server.BodyTimeout).
 func NewHTTPServer(h http.Handler) *http.Server {
 	return &http.Server{
 		Handler:           h,

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"os"
 	"slices"
@@ -32,9 +33,12 @@ const (
 	largeBodies = 4
 )
 
-// DefaultBodyTimeout bounds the reading of one request body (from the
-// end of its headers): an agent on this machine sends its 32 MiB well
-// within it, and a body that stalls does not hold its session open.
+// DefaultBodyTimeout bounds the reading of one request body, whole (from
+// the end of its headers, not between reads: a body sent a byte at a
+// time is cut at it too): an agent on this machine sends its 32 MiB well
+// within it, and a body that stalls or trickles holds neither its
+// session nor its connection open. A request refused without its body
+// being read keeps the same bound on what net/http reads of it.
 const DefaultBodyTimeout = 2 * time.Minute
 
 // SessionHeader names a session when the base URL cannot carry it.
@@ -68,7 +72,7 @@ type Server struct {
 	// addresses, that requests may name in their Host header and Origin
 	// (the --listen host); see checkOrigin.
 	Hosts []string
-	// BodyTimeout bounds the reading of a request body
+	// BodyTimeout bounds the reading of a request body, whole
 	// (DefaultBodyTimeout when 0).
 	BodyTimeout time.Duration
 
@@ -77,6 +81,7 @@ type Server struct {
 
 	once  sync.Once
 	up    *http.Client  // Client, never following redirects
+	fresh *http.Client  // up on a new connection for each request
 	large chan struct{} // slots for reading bodies over largeBody
 
 	requests atomic.Int64 // model requests read
@@ -164,6 +169,7 @@ func (srv *Server) upstream(cfg *matrix.Config) (upstream, error) {
 // ServeHTTP implements http.Handler. A request that a web page could
 // have sent (see checkOrigin) is refused before anything else.
 func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	srv.boundBody(w, r)
 	if err := srv.checkOrigin(r); err != nil {
 		apiError(w, http.StatusForbidden, err.Error())
 		return
@@ -321,6 +327,18 @@ func (srv *Server) setup() {
 		// key: pikit's key goes only to the upstream the user named.
 		c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 		srv.up = c
+		srv.fresh = c
+		rt := c.Transport
+		if rt == nil {
+			rt = http.DefaultTransport
+		}
+		if t, ok := rt.(*http.Transport); ok {
+			f := *c
+			t = t.Clone()
+			t.DisableKeepAlives = true
+			f.Transport = t
+			srv.fresh = &f
+		}
 		srv.large = make(chan struct{}, largeBodies)
 	})
 }
@@ -341,36 +359,58 @@ func upstreamTransport() http.RoundTripper {
 	return t
 }
 
+// bodyTimeout is BodyTimeout, or its default.
+func (srv *Server) bodyTimeout() time.Duration {
+	if srv.BodyTimeout > 0 {
+		return srv.BodyTimeout
+	}
+	return DefaultBodyTimeout
+}
+
+// boundBody sets the connection's read deadline to the body deadline, from
+// the request's start, for a request that has a body: whatever the
+// handler does with it, net/http reads what is left of a body (up to 256
+// KiB) after the answer, and a body sent a byte at a time would otherwise
+// hold the connection for as long as the bytes keep coming. readBody sets
+// it again, and lifts it once the body is read whole; a request refused
+// unread keeps it until its connection closes. It does nothing where the
+// ResponseWriter has no connection (a test's recorder).
+func (srv *Server) boundBody(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength != 0 {
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(srv.bodyTimeout()))
+	}
+}
+
 // readBody reads a request body into buf within the body deadline, or
 // returns the status and message of the error to answer with. A body its
 // Content-Length says is too large is refused unread; past largeBody, a
 // body waits for a slot (largeBodies are read at once).
 func (srv *Server) readBody(w http.ResponseWriter, r *http.Request, buf *bytes.Buffer) (status int, msg string) {
 	srv.setup()
+	timeout := srv.bodyTimeout()
+	deadline := time.Now().Add(timeout)
+	rc := http.NewResponseController(w)
+	// Not every ResponseWriter has a connection (ErrNotSupported): then
+	// only the wait for a slot is bounded.
+	bounded := rc.SetReadDeadline(deadline) == nil
 	defer func() {
 		if status != 0 {
-			// The rest of the body is not read (net/http would wait for
-			// it before answering): the connection goes.
+			// The rest of the body is not read: the connection goes, and
+			// the deadline stays, so what net/http reads of the rest
+			// before closing it stops there too.
 			w.Header().Set("Connection", "close")
+			return
+		}
+		if bounded {
+			// The answer may stream for long after: the connection's
+			// reads (net/http watches it for the agent going away) must
+			// not time out then.
+			rc.SetReadDeadline(time.Time{})
 		}
 	}()
 	tooLarge := fmt.Sprintf("body over %d MiB", maxRequestBytes>>20)
 	if r.ContentLength > maxRequestBytes {
 		return http.StatusRequestEntityTooLarge, tooLarge
-	}
-	timeout := srv.BodyTimeout
-	if timeout <= 0 {
-		timeout = DefaultBodyTimeout
-	}
-	deadline := time.Now().Add(timeout)
-	rc := http.NewResponseController(w)
-	// Not every ResponseWriter has a connection (ErrNotSupported): then
-	// only the wait for a slot is bounded.
-	if rc.SetReadDeadline(deadline) == nil {
-		// The answer may stream for long after: the connection's reads
-		// (net/http watches it for the agent going away) must not time
-		// out then.
-		defer rc.SetReadDeadline(time.Time{})
 	}
 	failed := func(err error) (int, string) {
 		if errors.Is(err, os.ErrDeadlineExceeded) {
@@ -435,6 +475,11 @@ func (srv *Server) answer(w http.ResponseWriter, r *http.Request, s *Session, f 
 		return
 	}
 	resp, err := t.Chat(r.Context(), nameResults(f.toRequest(decoded)))
+	if errors.Is(err, matrix.ErrBudget) {
+		s.refuse(http.StatusTooManyRequests, err.Error())
+		apiError(w, http.StatusTooManyRequests, err.Error())
+		return
+	}
 	if err != nil {
 		s.fail("target: " + err.Error())
 		apiError(w, http.StatusBadGateway, "target: "+err.Error())
@@ -551,7 +596,17 @@ func (srv *Server) forward(w http.ResponseWriter, r *http.Request, s *Session, r
 		}
 	}
 	srv.setup()
-	resp, err := srv.up.Do(out)
+	var budget target.Budget
+	if f != nil {
+		budget = s.budget // a model request: the run's budget admits it
+	}
+	resp, err := srv.send(out, budget)
+	var refused budgetRefusal
+	if errors.As(err, &refused) {
+		s.refuse(http.StatusTooManyRequests, refused.Error())
+		apiError(w, http.StatusTooManyRequests, refused.Error())
+		return http.StatusTooManyRequests
+	}
 	if err != nil {
 		msg := "upstream unreachable: " + target.Redact(err.Error())
 		s.fail(msg)
@@ -629,6 +684,66 @@ func (srv *Server) forward(w http.ResponseWriter, r *http.Request, s *Session, r
 	}
 	s.record(rep, true)
 	return resp.StatusCode
+}
+
+// send sends a request upstream, taking it from budget first (nil takes
+// nothing): a request the budget refuses is not sent (a budgetRefusal),
+// and one that never left (the upstream could not be reached) is given
+// back. A request whose kept-alive connection failed before any byte of
+// an answer came (the upstream had closed or reset it while it sat idle,
+// as local model servers do) is sent once more, on a new connection, and
+// taken again: net/http does so by itself only for requests it may
+// repeat, never a POST whose bytes it wrote. A request that fails on a
+// new connection is not sent again.
+func (srv *Server) send(out *http.Request, budget target.Budget) (*http.Response, error) {
+	resp, a, err := try(srv.up, out, budget)
+	if err == nil || a == nil || !a.reused.Load() || a.answered.Load() || out.Context().Err() != nil || (out.Body != nil && out.GetBody == nil) {
+		return resp, err
+	}
+	again := out.Clone(out.Context())
+	if out.GetBody != nil {
+		var gerr error
+		if again.Body, gerr = out.GetBody(); gerr != nil {
+			return nil, err
+		}
+	}
+	resp, _, rerr := try(srv.fresh, again, budget)
+	var refused budgetRefusal
+	if errors.As(rerr, &refused) {
+		return nil, budgetRefusal{fmt.Errorf("%w (it was sent once, on a connection the upstream had dropped: %v)", refused.err, target.Redact(err.Error()))}
+	}
+	return resp, rerr
+}
+
+// budgetRefusal is a request the run's budget did not let the proxy send.
+type budgetRefusal struct{ err error }
+
+func (b budgetRefusal) Error() string { return b.err.Error() }
+func (b budgetRefusal) Unwrap() error { return b.err }
+
+// sending is one sending of a request, as httptrace saw it.
+type sending struct{ reused, wrote, answered atomic.Bool }
+
+// try sends req once with c, first taking it from budget (nil takes
+// nothing); a request that never left is given back. The sending is nil
+// when the budget refused it.
+func try(c *http.Client, req *http.Request, budget target.Budget) (*http.Response, *sending, error) {
+	if budget != nil {
+		if err := budget.Take(); err != nil {
+			return nil, nil, budgetRefusal{err}
+		}
+	}
+	a := &sending{}
+	trace := &httptrace.ClientTrace{
+		GotConn:              func(info httptrace.GotConnInfo) { a.reused.Store(info.Reused) },
+		WroteHeaders:         func() { a.wrote.Store(true) },
+		GotFirstResponseByte: func() { a.answered.Store(true) },
+	}
+	resp, err := c.Do(req.WithContext(httptrace.WithClientTrace(req.Context(), trace)))
+	if err != nil && budget != nil && !a.wrote.Load() {
+		budget.Give()
+	}
+	return resp, a, err
 }
 
 func skipHeader(k string, h http.Header) bool {

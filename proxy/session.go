@@ -32,6 +32,10 @@ type Session struct {
 	drive matrix.Drive
 	rules Rules
 	up    upstream
+	// budget admits the model requests the session forwards: the cell's
+	// share of the run's budget, when its target is one (see
+	// matrix.Drive.Target); nil for none.
+	budget target.Budget
 
 	mu       sync.Mutex
 	tr       agent.Trace
@@ -57,8 +61,9 @@ type Session struct {
 }
 
 func newSession(id string, d matrix.Drive, rules Rules, up upstream) *Session {
+	budget, _ := d.Target.(target.Budget)
 	return &Session{
-		ID: id, drive: d, rules: rules, up: up,
+		ID: id, drive: d, rules: rules, up: up, budget: budget,
 		tr:    agent.Trace{Agent: d.Cell.Agent},
 		given: map[string]string{}, calls: map[string]target.ToolCall{}, sinks: map[string]int{},
 		hits: make([]int, len(rules.Taint)), ended: make(chan struct{}),
@@ -304,15 +309,20 @@ func (s *Session) taint(rule *Rule, result string) string {
 
 // record adds a model answer to the trace: its text, its tool calls, and
 // the sink calls among them. An answer the proxy forwarded is spent
-// against the run's budgets; one of the cell's own Target is not, as that
-// target counts its requests itself.
+// against the run's budgets: its tokens, and its request unless the
+// session's budget admitted it (and counted it then); one of the cell's
+// own Target is not, as that target counts its requests itself.
 func (s *Session) record(r reply, forwarded bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.tr.ModelCalls++
 	s.tr.Usage = s.tr.Usage.Add(r.usage)
 	if forwarded && s.drive.Spend != nil {
-		s.drive.Spend(1, int64(r.usage.PromptTokens+r.usage.CompletionTokens))
+		requests := int64(1)
+		if s.budget != nil {
+			requests = 0
+		}
+		s.drive.Spend(requests, int64(r.usage.PromptTokens+r.usage.CompletionTokens))
 	}
 	step := agent.Step{Kind: agent.StepModel, Text: r.text, ToolCalls: r.calls}
 	if r.err != "" {

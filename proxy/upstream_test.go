@@ -1,15 +1,22 @@
 package proxy
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+
+	"github.com/pikit-go/pikit/target"
 )
 
 // TestUpstreamErrorRelayed: an error status of the model API reaches the
@@ -479,4 +486,148 @@ func TestResponsesStreamBrokenInsideACall(t *testing.T) {
 	if r = s.reply(); len(r.calls) != 1 {
 		t.Fatalf("after done: %+v", r.calls)
 	}
+}
+
+// resettingUpstream is a model API on a raw TCP listener that answers
+// the first request of each connection (keeping the connection open, as
+// a keep-alive server does) and resets the connection on any later
+// request, with no byte of an answer: a local model server that dropped
+// an idle connection the proxy had kept. With everyRequest it resets
+// every request, a first one too.
+type resettingUpstream struct {
+	ln       net.Listener
+	answered atomic.Int32
+	reset    atomic.Int32
+}
+
+func newResettingUpstream(t *testing.T, answer []byte, everyRequest bool) *resettingUpstream {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &resettingUpstream{ln: ln}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go u.serve(c, answer, everyRequest)
+		}
+	}()
+	return u
+}
+
+func (u *resettingUpstream) serve(c net.Conn, answer []byte, everyRequest bool) {
+	defer c.Close()
+	br := bufio.NewReader(c)
+	for n := 0; ; n++ {
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return
+		}
+		io.Copy(io.Discard, req.Body)
+		if n > 0 || everyRequest {
+			u.reset.Add(1)
+			c.(*net.TCPConn).SetLinger(0) // a reset, not a clean close
+			return
+		}
+		u.answered.Add(1)
+		fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(answer), answer)
+	}
+}
+
+// TestResetIdleConnectionRetried: an upstream that reset a kept-alive
+// connection before answering a byte gets the request again, once, on a
+// new connection: the agent's second request succeeds. A request whose
+// new connection is reset is not sent again.
+func TestResetIdleConnectionRetried(t *testing.T) {
+	w := wireNamed("chat")
+	answer := fixture(t, "chat", "final", false)
+	body := w.encode(w.model, false, []msg{{role: "user", text: userText}})
+
+	up := newResettingUpstream(t, answer, false)
+	srv, hs := newProxy(t, "http://"+up.ln.Addr().String()+"/v1")
+	s := mustOpen(t, srv, "kept", newDrive(w.spec), sinkRules())
+	for i := range 4 {
+		resp, got, err := post(t, w.baseFor(hs.URL, "kept")+w.agentPath, body, nil)
+		if err != nil || resp.StatusCode != http.StatusOK || !bytes.Equal(got, answer) {
+			t.Fatalf("request %d: %v %v: %s", i+1, resp, err, got)
+		}
+	}
+	if errs := s.Errors(); len(errs) != 0 {
+		t.Errorf("session errors %q", errs)
+	}
+	// 1 on a new connection, kept; 2 on it, reset, then sent again on a
+	// connection of its own; 3 on a new one, kept; 4 as 2.
+	if a, r := up.answered.Load(), up.reset.Load(); a != 4 || r != 2 {
+		t.Errorf("the upstream answered %d requests and reset %d; want 4 and 2", a, r)
+	}
+
+	// A request sent again is a second request of the run's budget: with
+	// none left, it is not sent again, and the agent is told why.
+	up = newResettingUpstream(t, answer, false)
+	srv, hs = newProxy(t, "http://"+up.ln.Addr().String()+"/v1")
+	d := newDrive(w.spec)
+	budget := &testBudget{left: 2}
+	d.Target = budget
+	s = mustOpen(t, srv, "budget", d, sinkRules())
+	if resp, got, err := post(t, w.baseFor(hs.URL, "budget")+w.agentPath, body, nil); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("first request: %v %v: %s", resp, err, got)
+	}
+	resp, got, err := post(t, w.baseFor(hs.URL, "budget")+w.agentPath, body, nil)
+	if err != nil || resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(string(got), "budget spent") || !strings.Contains(string(got), "dropped") {
+		t.Errorf("second request, reset, with the budget spent: %v %v: %s; want 429 saying why", resp, err, got)
+	}
+	if a, r, left := up.answered.Load(), up.reset.Load(), budget.remaining(); a != 1 || r != 1 || left != 0 {
+		t.Errorf("the upstream answered %d and reset %d, %d left of the budget; want 1, 1, 0", a, r, left)
+	}
+	if errs := s.Errors(); len(errs) != 1 || !strings.Contains(errs[0], "429") {
+		t.Errorf("session errors %q", errs)
+	}
+
+	// An upstream that resets fresh connections too: one attempt, the
+	// agent told.
+	bad := newResettingUpstream(t, answer, true)
+	srv, hs = newProxy(t, "http://"+bad.ln.Addr().String()+"/v1")
+	s = mustOpen(t, srv, "reset", newDrive(w.spec), sinkRules())
+	resp, got, err = post(t, w.baseFor(hs.URL, "reset")+w.agentPath, body, nil)
+	if err != nil || resp.StatusCode != http.StatusBadGateway || !strings.Contains(string(got), "upstream unreachable") {
+		t.Fatalf("%v %v: %s, want 502 upstream unreachable", resp, err, got)
+	}
+	if r := bad.reset.Load(); r != 1 {
+		t.Errorf("a request reset on a new connection was sent %d times, want 1", r)
+	}
+}
+
+// testBudget is a cell's target that is also its share of a budget (as
+// matrix gives a driven cell) admitting left requests. It answers no
+// request itself.
+type testBudget struct {
+	target.Target
+	mu   sync.Mutex
+	left int
+}
+
+func (b *testBudget) Take() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.left == 0 {
+		return errors.New("test budget spent")
+	}
+	b.left--
+	return nil
+}
+
+func (b *testBudget) Give() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.left++
+}
+
+func (b *testBudget) remaining() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.left
 }

@@ -112,20 +112,40 @@ type retrying struct {
 
 var _ Target = (*retrying)(nil)
 
-// Chat implements Target.
+// Chat implements Target. Each attempt takes a request from the Budget
+// of ctx (see WithBudget) before it is sent; one the budget refuses is
+// not sent, and the call ends with the budget's error.
 func (r *retrying) Chat(ctx context.Context, req Request) (Response, error) {
 	p := r.policy
 	count := AttemptsOf(ctx)
+	budget := BudgetOf(ctx)
+	var last error
 	for attempt := 0; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return Response{}, err
 		}
+		if budget != nil {
+			if err := budget.Take(); err != nil {
+				if last != nil {
+					err = fmt.Errorf("%w (after %d attempts, the last of which failed: %w)", err, attempt, last)
+				}
+				return Response{}, err
+			}
+		}
 		start := time.Now()
 		resp, err := r.attempt(ctx, req)
+		if errors.Is(err, ErrMissingKey) {
+			// Refused before it was sent.
+			if budget != nil {
+				budget.Give()
+			}
+			return Response{}, err
+		}
 		count.Add(attempt > 0, time.Since(start), err == nil)
 		if err == nil {
 			return resp, nil
 		}
+		last = err
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return Response{}, ctxErr
 		}
@@ -234,6 +254,30 @@ func WithAttempts(ctx context.Context, a *Attempts) context.Context {
 func AttemptsOf(ctx context.Context) *Attempts {
 	a, _ := ctx.Value(attemptsKey{}).(*Attempts)
 	return a
+}
+
+// A Budget admits a run's model requests one at a time. Take is called
+// before a request is sent: a request it refuses (with an error that says
+// why) is not sent. Give hands back a request taken but not sent after
+// all (refused for a missing key). Implementations are safe for
+// concurrent use; matrix.Runner's request and token budgets are one.
+type Budget interface {
+	Take() error
+	Give()
+}
+
+type budgetKey struct{}
+
+// WithBudget returns a context whose model requests take from b: WithRetry
+// takes one for each attempt it sends. A nil b takes nothing.
+func WithBudget(ctx context.Context, b Budget) context.Context {
+	return context.WithValue(ctx, budgetKey{}, b)
+}
+
+// BudgetOf returns the Budget a context carries, nil when none.
+func BudgetOf(ctx context.Context) Budget {
+	b, _ := ctx.Value(budgetKey{}).(Budget)
+	return b
 }
 
 // String names the wrapped target.

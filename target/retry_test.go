@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -526,5 +527,70 @@ func TestRetryCountsAttempts(t *testing.T) {
 	}
 	if c, ok := WithRetry(tg, policy).(interface{ CountsAttempts() bool }); !ok || !c.CountsAttempts() {
 		t.Error("the retry wrapper does not say it counts its attempts")
+	}
+}
+
+// keyMissing fails every request for a missing key, sending nothing.
+type keyMissing struct{}
+
+func (keyMissing) Chat(context.Context, Request) (Response, error) {
+	return Response{}, fmt.Errorf("target openai:m: %w", ErrMissingKey)
+}
+
+// testBudget admits left requests, counting what it was asked.
+type testBudget struct {
+	mu                 sync.Mutex
+	left, taken, given int
+}
+
+var errSpent = errors.New("test budget spent")
+
+func (b *testBudget) Take() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.left == 0 {
+		return errSpent
+	}
+	b.left--
+	b.taken++
+	return nil
+}
+
+func (b *testBudget) Give() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.left++
+	b.given++
+}
+
+// TestRetryTakesFromBudget: every attempt, retries included, takes a
+// request from the context's budget before it is sent; one the budget
+// refuses is not sent, and the error says so with the last failure. A
+// request refused for a missing key was not sent: it is given back.
+func TestRetryTakesFromBudget(t *testing.T) {
+	srv := newWireServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		wireWriteJSON(w, http.StatusInternalServerError, []byte(`{"error":{"message":"boom","type":"server_error"}}`))
+	})
+	tg := openOpenAITest(t, srv, nil)
+	b := &testBudget{left: 3}
+	ctx := WithBudget(context.Background(), b)
+	if BudgetOf(ctx) != b || BudgetOf(context.Background()) != nil {
+		t.Fatal("BudgetOf does not return what WithBudget put in")
+	}
+	_, err := WithRetry(tg, wirePolicy(newWireClock())).Chat(ctx, wireHi)
+	if !errors.Is(err, errSpent) || !strings.Contains(err.Error(), "500") {
+		t.Errorf("err %v, want the budget's error and the last attempt's 500", err)
+	}
+	if srv.Count() != 3 || b.taken != 3 {
+		t.Errorf("%d requests sent, %d taken; want the 3 the budget allows", srv.Count(), b.taken)
+	}
+
+	noKey := keyMissing{}
+	b = &testBudget{left: 3}
+	if _, err := WithRetry(noKey, wirePolicy(newWireClock())).Chat(WithBudget(context.Background(), b), wireHi); !errors.Is(err, ErrMissingKey) {
+		t.Fatalf("err %v", err)
+	}
+	if b.taken != 1 || b.given != 1 {
+		t.Errorf("a request refused for its key: %d taken, %d given back; want 1 and 1", b.taken, b.given)
 	}
 }
