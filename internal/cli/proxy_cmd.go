@@ -165,7 +165,11 @@ its own benign behaviour, for utility under attack.
 The agent gets OPENAI_API_KEY and ANTHROPIC_API_KEY set to the placeholder
 pikit-proxy (the proxy sends your key upstream itself) and none of your
 other secrets (API keys, tokens, cloud credentials); --pass-env NAME
-passes one it needs. Which were withheld is said once, by name.`,
+passes one it needs. Which were withheld is said once, by name.
+
+--max-requests caps the model requests the proxy forwards for the whole
+run: one past it is not sent (the agent gets 429 saying why) and its cell
+is recorded as stopped by the budget, for --resume to run again.`,
 		Example: `  pikit proxy run --config exp.toml -o results.jsonl -- python3 my_agent.py
   pikit proxy run --config exp.toml --pass-env LANGSMITH_API_KEY -o results.jsonl -- python3 my_agent.py
   pikit proxy run --config exp.toml --target openai:gpt-4o-mini -j 4 -o results.jsonl -- node agent.js
