@@ -23,6 +23,14 @@
 // attacker-controlled text: it is parsed within Limits, nothing in it is
 // executed, and no path in it is opened.
 //
+// Init and InstallFixture set up a runtime's profile, which may be
+// someone else's: pikit's fixture plugin is written fresh into it (a
+// folder holding files of theirs, or links in pikit's place, is refused
+// with a *ProfileError; nothing is written outside the profile or through
+// a link), OpenClaw's plugin is built from the dependencies its lockfile
+// pins with no package's install script, and no program started gets the
+// secrets of pikit's environment.
+//
 // The command lines of openclaw and hermes, and the variables that give
 // each cell an isolated profile, are our best reading of those CLIs: the
 // Python pikit's own are not available to us. Every part is overridable

@@ -1,14 +1,15 @@
 package agentrt
 
 import (
-	"github.com/pikit-go/pikit/internal/procgroup"
-
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/pikit-go/pikit/internal/agentenv"
+	"github.com/pikit-go/pikit/internal/procgroup"
 )
 
 // VersionTimeout bounds the --version call of Doctor.
@@ -95,7 +96,8 @@ func (rt *Runtime) version(ctx context.Context, path string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, VersionTimeout)
 	defer cancel()
 	expand := strings.NewReplacer(PlaceProfileDir, dir).Replace
-	env := os.Environ()
+	// No secret of pikit's environment: --version needs none.
+	env, _ := agentenv.Filter(os.Environ(), nil, nil)
 	for _, kv := range rt.Env {
 		env = append(env, kv[0]+"="+expand(kv[1]))
 	}

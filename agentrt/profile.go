@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pikit-go/pikit/internal/agentenv"
 	"github.com/pikit-go/pikit/internal/procgroup"
 )
 
@@ -67,58 +68,49 @@ func profileRuntime(runtime string) error {
 }
 
 // Init makes dir an isolated profile for a runtime, as the Python pikit's
-// `runtime init` does: the fixture plugin's sources, and a configuration
+// `runtime init` does: the fixture plugin's files, and a configuration
 // that enables it (Hermes: config.yaml enabling the toolset; OpenClaw:
 // openclaw.json allowing the fixture's tools and denying exec, browser,
-// message, write and edit). What is already there is kept. No credential
-// is written: the model's key comes from the environment or the runtime's
-// own setup.
+// message, write and edit). No credential is written: the model's key
+// comes from the environment or the runtime's own setup.
+//
+// The profile may be someone else's. The plugin's files are written
+// fresh, each in place of what was under its name, and what a build or
+// the runtime made in its folder (node_modules and dist; __pycache__) is
+// removed; a folder holding anything else, or a link in pikit's place, is
+// refused with a *ProfileError, as is a configuration that is a link. An
+// existing configuration is kept as it is. Every write stays inside dir
+// (os.Root) and none is made through a link.
 func Init(runtime, dir string) (Profile, error) {
 	if err := profileRuntime(runtime); err != nil {
 		return Profile{}, err
 	}
-	root, err := filepath.Abs(dir)
+	at, err := filepath.Abs(dir)
 	if err != nil {
 		return Profile{}, err
 	}
-	if err := os.MkdirAll(root, 0o755); err != nil {
+	if err := os.MkdirAll(at, 0o755); err != nil {
 		return Profile{}, err
 	}
-	p := Profile{Runtime: runtime, Dir: root}
-	var src, config string
-	var configText []byte
-	switch runtime {
-	case "hermes":
-		src, p.Fixture, config = "plugins/hermes/pikit_fixture", filepath.Join(root, filepath.FromSlash(hermesPlugin)), hermesConfig
-		configText = []byte("plugins:\n  enabled:\n    - pikit_fixture\n")
-	case "openclaw":
-		src, p.Fixture, config = "plugins/openclaw/pikit-openclaw-fixture", filepath.Join(root, openclawPlugin), openclawConfig
-		cfg := map[string]any{"tools": map[string]any{
-			"profile":   "minimal",
-			"alsoAllow": FixtureTools(),
-			"deny":      []string{"exec", "browser", "message", "write", "edit"},
-		}}
-		if configText, err = json.MarshalIndent(cfg, "", "  "); err != nil {
-			return p, err
-		}
-		configText = append(configText, '\n')
+	root, err := os.OpenRoot(at)
+	if err != nil {
+		return Profile{}, err
 	}
-	p.Config = filepath.Join(root, config)
-	if _, err := os.Lstat(p.Fixture); errors.Is(err, fs.ErrNotExist) {
-		sub, err := fs.Sub(plugins, src)
-		if err != nil {
-			return p, err
-		}
-		if err := os.MkdirAll(filepath.Dir(p.Fixture), 0o755); err != nil {
-			return p, err
-		}
-		if err := os.CopyFS(p.Fixture, sub); err != nil {
-			return p, fmt.Errorf("copying the fixture plugin: %w", err)
-		}
-	} else if err != nil {
+	defer root.Close()
+	layout := pluginLayouts[runtime]
+	p := Profile{Runtime: runtime, Dir: at, Fixture: filepath.Join(at, filepath.FromSlash(layout.dst))}
+	config, configText, err := profileConfig(runtime)
+	if err != nil {
 		return p, err
 	}
-	f, err := os.OpenFile(p.Config, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	p.Config = filepath.Join(at, config)
+	if err := checkConfig(root, p.Config, config); err != nil {
+		return p, err
+	}
+	if err := writePlugin(root, at, layout); err != nil {
+		return p, err
+	}
+	f, err := root.OpenFile(config, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	switch {
 	case errors.Is(err, fs.ErrExist):
 		return p, nil // kept as it is
@@ -132,6 +124,21 @@ func Init(runtime, dir string) (Profile, error) {
 	return p, f.Close()
 }
 
+// profileConfig is the name of a runtime's configuration in a profile
+// and what Init writes there.
+func profileConfig(runtime string) (string, []byte, error) {
+	if runtime == "hermes" {
+		return hermesConfig, []byte("plugins:\n  enabled:\n    - pikit_fixture\n"), nil
+	}
+	cfg := map[string]any{"tools": map[string]any{
+		"profile":   "minimal",
+		"alsoAllow": FixtureTools(),
+		"deny":      []string{"exec", "browser", "message", "write", "edit"},
+	}}
+	b, err := json.MarshalIndent(cfg, "", "  ")
+	return openclawConfig, append(b, '\n'), err
+}
+
 // Step is one program InstallFixture runs.
 type Step struct {
 	Dir  string   // working directory
@@ -141,10 +148,16 @@ type Step struct {
 
 // InstallSteps are the programs InstallFixture runs for a runtime whose
 // profile Init made in root (executable: the runtime's program, "" for
-// its default): nothing for Hermes, whose plugin needs no build; for
-// OpenClaw, the plugin's build with npm, then linking, enabling and
-// registering it with OpenClaw under the profile's state (a local
-// plugin, installed without a terminal: --force --accept-capabilities).
+// its default): nothing for Hermes, whose plugin needs no build. For
+// OpenClaw: the plugin's dependencies exactly as its lockfile pins them,
+// with no package's install script (npm ci --ignore-scripts, and
+// --workspaces=false so that no package.json above the plugin makes npm
+// read that folder's .npmrc); then its build with the compiler and the
+// OpenClaw those pinned (run as programs, not through npm run, whose PATH
+// would put every node_modules/.bin above the plugin, the profile's
+// included, before the user's); then linking, enabling and registering it
+// with OpenClaw under the profile's state (a local plugin, installed
+// without a terminal: --force --accept-capabilities).
 func InstallSteps(runtime, root, executable string) []Step {
 	if runtime != "openclaw" {
 		return nil
@@ -153,10 +166,12 @@ func InstallSteps(runtime, root, executable string) []Step {
 		executable = "openclaw"
 	}
 	fixture := filepath.Join(root, openclawPlugin)
+	bin := filepath.Join(fixture, "node_modules", ".bin")
 	env := []string{"OPENCLAW_STATE_DIR=" + root, "OPENCLAW_CONFIG_PATH=" + filepath.Join(root, openclawConfig)}
 	return []Step{
-		{Dir: fixture, Argv: []string{"npm", "install"}},
-		{Dir: fixture, Argv: []string{"npm", "run", "plugin:build"}},
+		{Dir: fixture, Argv: []string{"npm", "ci", "--ignore-scripts", "--workspaces=false", "--no-audit", "--no-fund"}},
+		{Dir: fixture, Argv: []string{filepath.Join(bin, "tsc"), "-p", "tsconfig.json"}},
+		{Dir: fixture, Argv: []string{filepath.Join(bin, "openclaw"), "plugins", "build", "--entry", "./dist/index.js"}},
 		// --force and --accept-capabilities: without a terminal, OpenClaw
 		// cancels a local plugin's install until both are given.
 		{Argv: []string{executable, "plugins", "install", fixture, "--link", "--force", "--accept-capabilities"}, Env: env},
@@ -165,20 +180,37 @@ func InstallSteps(runtime, root, executable string) []Step {
 	}
 }
 
+// InstallOptions configure InstallFixture.
+type InstallOptions struct {
+	// Executable is the runtime's program; "" for its default.
+	Executable string
+	// PassEnv names variables of pikit's environment the programs get
+	// although they look like secrets (see agentenv.Filter): a private
+	// registry's token, say. The rest of the secrets are withheld.
+	PassEnv []string
+	// Out receives the programs' output; nil discards it.
+	Out io.Writer
+}
+
 // InstallFixture makes the profile (Init) and installs the fixture plugin
 // in it, as the Python pikit's `runtime install-fixture` does: for Hermes
-// the copied plugin is all; for OpenClaw it runs InstallSteps, each
-// program's output going to out, and stops at the first that fails.
-func InstallFixture(ctx context.Context, runtime, dir, executable string, out io.Writer) (Profile, error) {
+// the plugin Init wrote is all; for OpenClaw it runs InstallSteps, each
+// program's output going to o.Out, and stops at the first that fails.
+// The programs get pikit's environment without its secrets (but for
+// o.PassEnv).
+func InstallFixture(ctx context.Context, runtime, dir string, o InstallOptions) (Profile, error) {
 	p, err := Init(runtime, dir)
 	if err != nil {
 		return p, err
 	}
-	steps := InstallSteps(runtime, p.Dir, executable)
-	for _, s := range steps {
+	out := o.Out
+	if out == nil {
+		out = io.Discard
+	}
+	for _, s := range InstallSteps(runtime, p.Dir, o.Executable) {
 		cmd := exec.CommandContext(ctx, s.Argv[0], s.Argv[1:]...)
 		cmd.Dir, cmd.Stdout, cmd.Stderr = s.Dir, out, out
-		cmd.Env = append(os.Environ(), s.Env...)
+		cmd.Env, _ = agentenv.Filter(os.Environ(), o.PassEnv, s.Env)
 		procgroup.Set(cmd)
 		cmd.Cancel = func() error { return procgroup.Term(cmd) }
 		cmd.WaitDelay = killGrace
@@ -226,7 +258,8 @@ const probeTimeout = 30 * time.Second
 // configuration and plugin; for OpenClaw, with the program and a
 // configuration there, it asks OpenClaw whether the plugin is loaded and
 // which of its tools it shows (`openclaw plugins inspect pikit-fixture
-// --runtime --json`, bounded by probeTimeout).
+// --runtime --json`, bounded by probeTimeout, run without the secrets of
+// pikit's environment: see agentenv.Filter).
 func CheckProfile(ctx context.Context, runtime, dir, executable string) (ProfileReport, error) {
 	if err := profileRuntime(runtime); err != nil {
 		return ProfileReport{}, err
@@ -278,7 +311,7 @@ func (r *ProfileReport) probe(ctx context.Context, path, dir string) {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, "plugins", "inspect", OpenClawPluginID, "--runtime", "--json")
-	cmd.Env = append(os.Environ(), "OPENCLAW_STATE_DIR="+dir, "OPENCLAW_CONFIG_PATH="+filepath.Join(dir, openclawConfig))
+	cmd.Env, _ = agentenv.Filter(os.Environ(), nil, []string{"OPENCLAW_STATE_DIR=" + dir, "OPENCLAW_CONFIG_PATH=" + filepath.Join(dir, openclawConfig)})
 	stdout, stderr := procgroup.NewTail(maxProbe), procgroup.NewTail(4<<10)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	procgroup.Set(cmd)

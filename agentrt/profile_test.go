@@ -88,8 +88,9 @@ func TestInstallSteps(t *testing.T) {
 		lines = append(lines, st.Dir+"$ "+strings.Join(st.Argv, " "))
 	}
 	want := []string{
-		"/p/pikit-openclaw-fixture$ npm install",
-		"/p/pikit-openclaw-fixture$ npm run plugin:build",
+		"/p/pikit-openclaw-fixture$ npm ci --ignore-scripts --workspaces=false --no-audit --no-fund",
+		"/p/pikit-openclaw-fixture$ /p/pikit-openclaw-fixture/node_modules/.bin/tsc -p tsconfig.json",
+		"/p/pikit-openclaw-fixture$ /p/pikit-openclaw-fixture/node_modules/.bin/openclaw plugins build --entry ./dist/index.js",
 		"$ /opt/oc plugins install /p/pikit-openclaw-fixture --link --force --accept-capabilities",
 		"$ /opt/oc plugins enable pikit-fixture",
 		"$ /opt/oc plugins registry --refresh",
@@ -97,8 +98,8 @@ func TestInstallSteps(t *testing.T) {
 	if !reflect.DeepEqual(lines, want) {
 		t.Errorf("steps\n%s\nwant\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
 	}
-	if !reflect.DeepEqual(s[2].Env, []string{"OPENCLAW_STATE_DIR=/p", "OPENCLAW_CONFIG_PATH=/p/openclaw.json"}) {
-		t.Errorf("env %v", s[2].Env)
+	if !reflect.DeepEqual(s[3].Env, []string{"OPENCLAW_STATE_DIR=/p", "OPENCLAW_CONFIG_PATH=/p/openclaw.json"}) {
+		t.Errorf("env %v", s[3].Env)
 	}
 }
 

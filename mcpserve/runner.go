@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -90,11 +89,11 @@ type Runner struct {
 	// even though they hold secrets: the agent talks to its own model, and
 	// may need its key (OPENAI_API_KEY) or endpoint (OPENAI_BASE_URL).
 	PassEnv []string
-	// LogDir, when set, keeps each run's whole stdout and stderr there as
-	// {cell key}.stdout and {cell key}.stderr. What the command writes is
-	// redacted (the API keys of pikit's environment, as in results) before
-	// it is kept, there and in the trace.
-	LogDir string
+	// Logs, when set, keeps each run's whole stdout and stderr there as
+	// {cell key}.stdout and {cell key}.stderr (see OpenLogs). What the
+	// command writes is redacted (the API keys of pikit's environment, as
+	// in results) before it is kept, there and in the trace.
+	Logs *Logs
 	// OnEvent, when set, sees every listing and call of every cell.
 	OnEvent func(Event)
 
@@ -127,7 +126,9 @@ func (r *Runner) Start() (string, error) {
 		r.base = "http://" + ln.Addr().String()
 		mux := http.NewServeMux()
 		mux.Handle("/s/{key}/mcp", bodyLimited(http.HandlerFunc(r.serveCell), DefaultBodyTimeout))
-		r.srv = NewHTTPServer(mux)
+		// Only agents on this machine: no web page, by its Origin or by
+		// DNS rebinding.
+		r.srv = NewHTTPServer(localOnly(mux, nil))
 		go func() { _ = r.srv.Serve(ln) }()
 	})
 	return r.base, r.startErr
@@ -312,8 +313,8 @@ func (r *Runner) exec(ctx context.Context, key string, env map[string]string) (r
 	cmd.Env, _ = agentenv.Filter(os.Environ(), r.PassEnv, extra)
 	stdout, stderr := procgroup.NewTail(MaxFinalText), procgroup.NewTail(maxStderr)
 	var outSink, errSink io.Writer = stdout, stderr
-	if r.LogDir != "" {
-		outF, errF, err := openLogs(r.LogDir, key)
+	if r.Logs != nil {
+		outF, errF, err := r.Logs.create(key)
 		if err != nil {
 			return res, err
 		}
@@ -415,20 +416,4 @@ func stop(cmd *exec.Cmd, done <-chan error) error {
 		procgroup.Kill(cmd)
 		return <-done
 	}
-}
-
-func openLogs(dir, key string) (*os.File, *os.File, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, nil, fmt.Errorf("agent log directory: %w", err)
-	}
-	outF, err := os.Create(filepath.Join(dir, key+".stdout"))
-	if err != nil {
-		return nil, nil, fmt.Errorf("agent log: %w", err)
-	}
-	errF, err := os.Create(filepath.Join(dir, key+".stderr"))
-	if err != nil {
-		outF.Close()
-		return nil, nil, fmt.Errorf("agent log: %w", err)
-	}
-	return outF, errF, nil
 }

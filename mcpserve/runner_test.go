@@ -232,7 +232,7 @@ sink_args = { to = "` + attacker + `" }
 	t.Run("stdout is bounded", func(t *testing.T) {
 		dir := t.TempDir()
 		hr := helperRunner("noisy")
-		hr.LogDir = dir
+		hr.Logs = testLogs(t, dir, false)
 		r := runCells(t, hr, one)[0]
 		ft := r.TraceData.FinalText
 		if len(ft) != MaxFinalText || !strings.HasSuffix(ft, "THE END") {
@@ -386,7 +386,7 @@ func TestRunnerRedactsAgentOutput(t *testing.T) {
 	dir := t.TempDir()
 	r := helperRunner("leak")
 	r.PassEnv = []string{"OPENAI_API_KEY"}
-	r.LogDir = dir
+	r.Logs = testLogs(t, dir, false)
 	tr, key := driveOne(t, r, emailCell)
 	// Any 12 bytes of the key give part of it away.
 	leaks := func(s string) bool {

@@ -35,6 +35,11 @@ type ServeOptions struct {
 	// HTTP sessions over MaxSessions (once each time the bound is
 	// reached).
 	Notify func(string)
+	// Hosts are host names, beside this machine's loopback names and
+	// the address a request came in at, that an HTTP request may name in
+	// its Host header (the --listen host). A request for any other host,
+	// or one a web page elsewhere sent, is refused (see localOnly).
+	Hosts []string
 }
 
 // DefaultSessionTimeout is how long an idle HTTP session lives.
@@ -121,13 +126,16 @@ func NewHandler(s Setup, o ServeOptions) (*Handler, error) {
 	h.http = mcp.NewStreamableHTTPHandler(h.server, &mcp.StreamableHTTPOptions{
 		MaxRequestBodyBytes: MaxMessageBytes,
 		SessionTimeout:      o.SessionTimeout,
+		// localOnly checks every request's Host (the SDK's own check
+		// would refuse the --listen host too) and its Origin.
+		DisableLocalhostProtection: true,
 	})
 	h.gate = sessionGate{
 		max:    o.MaxSessions,
 		why:    fmt.Sprintf("the most this server keeps (pikit mcp serve --max-sessions; one idle for %v ends)", o.SessionTimeout),
 		notify: o.Notify,
 	}
-	h.body = bodyLimited(http.HandlerFunc(h.serve), o.BodyTimeout)
+	h.body = localOnly(bodyLimited(http.HandlerFunc(h.serve), o.BodyTimeout), o.Hosts)
 	return h, nil
 }
 
@@ -137,8 +145,10 @@ type holderKey struct{}
 // the SDK asks for the server more than once per request.
 type holder struct{ s *Session }
 
-// ServeHTTP implements http.Handler. A request's body is bounded (see
-// NewHTTPServer), and so is the number of open sessions (MaxSessions).
+// ServeHTTP implements http.Handler. A request must come from this
+// machine, not a web page (see ServeOptions.Hosts); its body is bounded
+// (see NewHTTPServer), and so is the number of open sessions
+// (MaxSessions).
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.body.ServeHTTP(w, r)
 }

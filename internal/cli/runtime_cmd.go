@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -12,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pikit-go/pikit/agentrt"
+	"github.com/pikit-go/pikit/internal/agentenv"
 	"github.com/pikit-go/pikit/internal/termsafe"
 	"github.com/pikit-go/pikit/matrix"
 )
@@ -310,8 +313,15 @@ sink, pikit_record_sink, that records and performs nothing) and a
 configuration that enables it. Hermes: DIR/plugins/pikit_fixture and
 DIR/config.yaml. OpenClaw: DIR/pikit-openclaw-fixture (build and link it with
 install-fixture) and DIR/openclaw.json, which allows the fixture's tools and
-denies exec, browser, message, write and edit. Files already there are kept.
-No credential is written: give the model's key in the environment.
+denies exec, browser, message, write and edit. No credential is written: give
+the model's key in the environment.
+
+DIR may be someone else's profile. A configuration already there is kept,
+unless it is a link (refused). The plugin's files are written fresh over what
+is under their names, and what a build or the runtime made in its folder
+(node_modules and dist; __pycache__) is removed; a plugin folder that holds
+anything else, or a link in pikit's place, is refused (exit 2) before anything
+is written. Nothing is written outside DIR, nor through a link.
 
 Then run cells with runtime_options naming the profile (Hermes: hermes_home =
 DIR, safe_mode = false, toolsets = ["pikit_fixture"]; OpenClaw: state_dir =
@@ -323,7 +333,7 @@ copy per cell.`,
 		RunE: func(cmd *cobra.Command, a []string) error {
 			p, err := agentrt.Init(a[0], a[1])
 			if err != nil {
-				return fmt.Errorf("runtime init %s %s: %w", a[0], a[1], err)
+				return profileError(fmt.Errorf("runtime init %s %s: %w", a[0], a[1], err))
 			}
 			return writeProfile(streams, p, asJSON)
 		},
@@ -336,27 +346,47 @@ func newRuntimeInstallCmd(streams IO) *cobra.Command {
 	var (
 		asJSON     bool
 		executable string
+		passEnv    []string
 	)
 	cmd := &cobra.Command{
 		Use:   "install-fixture RUNTIME DIR",
 		Short: "Make the profile (init) and install pikit's fixture plugin in it",
-		Long: `Make DIR a profile as init does, then install the fixture plugin, as the
-Python pikit's runtime install-fixture does. Hermes needs nothing more. For
-OpenClaw it runs, in order: npm install and npm run plugin:build in the
-plugin's directory, then openclaw plugins install DIR/pikit-openclaw-fixture
---link --force --accept-capabilities (a local plugin: without a terminal,
-OpenClaw installs it only with both), openclaw plugins enable pikit-fixture
-and openclaw plugins registry --refresh, with OPENCLAW_STATE_DIR and
-OPENCLAW_CONFIG_PATH pointing at DIR.
+		Long: `Make DIR a profile as init does (pikit's plugin files written fresh, a
+folder holding anything else refused), then install the fixture plugin, as
+the Python pikit's runtime install-fixture does. Hermes needs nothing more.
+For OpenClaw it runs, in order, in the plugin's directory: npm ci
+--ignore-scripts --workspaces=false (the dependencies its package-lock.json
+pins, no package's install script run), then the TypeScript compiler and
+openclaw plugins build from those (not through npm run); then openclaw plugins
+install DIR/pikit-openclaw-fixture --link --force --accept-capabilities (a
+local plugin: without a terminal, OpenClaw installs it only with both),
+openclaw plugins enable pikit-fixture and openclaw plugins registry --refresh,
+with OPENCLAW_STATE_DIR and OPENCLAW_CONFIG_PATH pointing at DIR.
+
+Every program runs without the variables of your environment that look like
+secrets (API keys, tokens, cloud credentials): pikit says which it left out;
+--pass-env NAME passes one (a private registry's token, say).
 Their output goes to stderr; the first that fails stops it (exit 1).`,
 		Example: `  pikit runtime install-fixture openclaw ./openclaw-profile
   pikit runtime install-fixture openclaw ./openclaw-profile --executable ~/.npm-global/bin/openclaw`,
 		Args: profileArgs,
 		RunE: func(cmd *cobra.Command, a []string) error {
+			for _, name := range passEnv {
+				if !agentenv.ValidName(name) {
+					return usage(fmt.Errorf("--pass-env: %q is not a variable name (letters, digits and _, not starting with a digit; the value comes from your environment)", name))
+				}
+			}
+			if a[0] == "openclaw" { // Hermes runs nothing
+				noteInstallWithheld(streams.ErrOut, passEnv)
+			}
 			out := termsafe.NewWriter(streams.ErrOut)
-			p, err := agentrt.InstallFixture(cmd.Context(), a[0], a[1], executable, out)
+			p, err := agentrt.InstallFixture(cmd.Context(), a[0], a[1], agentrt.InstallOptions{Executable: executable, PassEnv: passEnv, Out: out})
 			out.Flush()
-			if err != nil {
+			var pe *agentrt.ProfileError
+			switch {
+			case errors.As(err, &pe): // refused: nothing written, nothing run
+				return usage(fmt.Errorf("runtime install-fixture %s %s: %w", a[0], a[1], err))
+			case err != nil:
 				fmt.Fprintf(streams.ErrOut, "pikit: runtime install-fixture %s %s: %v\n", a[0], a[1], err)
 				return errFailed
 			}
@@ -364,8 +394,38 @@ Their output goes to stderr; the first that fails stops it (exit 1).`,
 		},
 	}
 	cmd.Flags().StringVar(&executable, "executable", "", "the runtime's program (default: openclaw on PATH)")
+	cmd.Flags().StringArrayVar(&passEnv, "pass-env", nil, "pass the variable `NAME` of your environment to npm and openclaw although it looks like a secret (repeatable)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print what was made as JSON")
 	return cmd
+}
+
+// profileError makes a profile pikit refused (agentrt.ProfileError) a
+// usage error, exit 2: nothing was written or run. Others are returned.
+func profileError(err error) error {
+	var pe *agentrt.ProfileError
+	if errors.As(err, &pe) {
+		return usage(err)
+	}
+	return err
+}
+
+// noteInstallWithheld says which variables of the environment the
+// programs install-fixture runs go without (names, never values), and
+// which names --pass-env gave that are not set.
+func noteInstallWithheld(w io.Writer, pass []string) {
+	if _, withheld := agentenv.Filter(os.Environ(), pass, nil); len(withheld) > 0 {
+		vars := "variables of your environment that look"
+		if len(withheld) == 1 {
+			vars = "variable of your environment that looks"
+		}
+		fmt.Fprintf(w, "pikit runtime: npm and openclaw run without %d %s like secrets: %s. "+
+			"If they need one (a private registry's token), pass it with --pass-env NAME.\n", len(withheld), vars, strings.Join(withheld, ", "))
+	}
+	for _, name := range pass {
+		if _, ok := os.LookupEnv(name); !ok {
+			fmt.Fprintf(w, "pikit runtime: --pass-env %s: not set in your environment\n", name)
+		}
+	}
 }
 
 type runtimeDoctorOptions struct {

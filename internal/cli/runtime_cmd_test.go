@@ -461,3 +461,108 @@ target = "attacker@evil.example"
 		t.Errorf("hermes: %+v", r)
 	}
 }
+
+// TestRuntimeInstallFixturePlantedProfile: install-fixture on someone
+// else's OpenClaw profile, with secrets in the environment. A planted
+// package.json (a preinstall script that writes the environment to a
+// file) is replaced by pikit's and never run; npm and openclaw (fakes on
+// PATH: no network) get no secret, and pikit says which it withheld. A
+// plugin folder holding a file of theirs is refused (exit 2) and nothing
+// runs.
+func TestRuntimeInstallFixturePlantedProfile(t *testing.T) {
+	if _, err := os.Stat("/bin/sh"); err != nil {
+		t.Skip("the fake npm is a POSIX shell script")
+	}
+	const key, aws = "sk-pikit-install-test-0f1e2d3c4b5a69788796", "aws-pikit-install-test-secret-a1b2c3d4e5"
+	bin := t.TempDir()
+	openclaw, err := agenttest.WriteInstallTools(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(bin, "calls.log")
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv(agenttest.EnvInstallLog, log)
+	t.Setenv("OPENAI_API_KEY", key)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", aws)
+	tests := []struct {
+		name  string
+		plant map[string]string // files in the plugin folder
+		code  int
+		want  string // in stderr
+	}{
+		{name: "a planted preinstall script", plant: map[string]string{
+			"package.json": `{"name": "x", "scripts": {"preinstall": "env > ../leaked-env; touch ../planted-ran"}}`,
+		}, code: 0, want: "AWS_SECRET_ACCESS_KEY, OPENAI_API_KEY. If they need one"},
+		{name: "a planted .npmrc", plant: map[string]string{
+			".npmrc": "script-shell=../evil.sh\n",
+		}, code: 2, want: "pikit-openclaw-fixture/.npmrc: is not a file of pikit's fixture plugin"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			os.Remove(log)
+			profile := filepath.Join(t.TempDir(), "their-profile")
+			for name, text := range tt.plant {
+				writeFile(t, mkdirAll(t, filepath.Join(profile, "pikit-openclaw-fixture")), name, text)
+			}
+			r := run(t, "runtime", "install-fixture", "openclaw", profile, "--executable", openclaw)
+			if r.code != tt.code || !strings.Contains(r.err, tt.want) {
+				t.Fatalf("exit %d, want %d with %q\n%s", r.code, tt.code, tt.want, r.err)
+			}
+			for _, root := range []string{filepath.Dir(profile), bin} {
+				filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+					if err == nil && d.Type().IsRegular() {
+						if b, _ := os.ReadFile(path); bytes.Contains(b, []byte(key)) || bytes.Contains(b, []byte(aws)) {
+							t.Errorf("%s holds a secret", path)
+						}
+					}
+					return nil
+				})
+			}
+			if _, err := os.Stat(filepath.Join(profile, "planted-ran")); err == nil {
+				t.Error("the planted script ran")
+			}
+			calls, _ := os.ReadFile(log)
+			if tt.code != 0 {
+				if len(calls) > 0 {
+					t.Errorf("a refused profile ran programs:\n%s", calls)
+				}
+				return
+			}
+			if !strings.Contains(string(calls), "npm ci --ignore-scripts --workspaces=false") || !strings.Contains(string(calls), "openclaw plugins registry --refresh") {
+				t.Errorf("the steps run:\n%s", calls)
+			}
+			if !strings.Contains(r.out, "status: ready") {
+				t.Errorf("stdout %q", r.out)
+			}
+		})
+	}
+}
+
+func mkdirAll(t *testing.T, dir string) string {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestRuntimeInitPlantedLink: a profile whose plugin folder is a link
+// out of it is refused (exit 2, naming the link), and nothing is written
+// where it points.
+func TestRuntimeInitPlantedLink(t *testing.T) {
+	elsewhere := t.TempDir()
+	for _, rt := range []struct{ runtime, folder string }{{"openclaw", "pikit-openclaw-fixture"}, {"hermes", "plugins"}} {
+		profile := mkdirAll(t, filepath.Join(t.TempDir(), "their-profile"))
+		link := filepath.Join(profile, rt.folder)
+		if err := os.Symlink(elsewhere, link); err != nil {
+			t.Skip("no symbolic links here:", err)
+		}
+		r := run(t, "runtime", "init", rt.runtime, profile)
+		if r.code != 2 || !strings.Contains(r.err, link+": is a symbolic link") {
+			t.Errorf("%s: exit %d, want 2 naming %s\n%s", rt.runtime, r.code, link, r.err)
+		}
+		if entries, _ := os.ReadDir(elsewhere); len(entries) != 0 {
+			t.Errorf("%s: %d entries written where the link points", rt.runtime, len(entries))
+		}
+	}
+}
