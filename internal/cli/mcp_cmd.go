@@ -595,7 +595,7 @@ func runMCP(cmd *cobra.Command, streams IO, o *mcpRunOptions, command []string) 
 	if o.AgentLogs != "" && !o.DryRun {
 		// Made when missing; a resumed run may replace its own earlier
 		// logs there, and nothing is written through a link.
-		logs, err := mcpserve.OpenLogs(o.AgentLogs, o.Resume)
+		logs, err := mcpserve.OpenLogs(o.AgentLogs, o.Resume || o.Force)
 		if err != nil {
 			return usage(fmt.Errorf("--agent-logs %s: %w", o.AgentLogs, err))
 		}
