@@ -388,6 +388,9 @@ func (o Options) check() error {
 			return fmt.Errorf("target override: %w", err)
 		}
 	}
+	if t := o.Temperature; t != nil && !(*t >= 0 && *t <= 2) { // NaN fails both
+		return fmt.Errorf("temperature override: %w", &matrix.Error{Msg: fmt.Sprintf("want a number from 0 to 2, got %v", *t)})
+	}
 	switch o.Judge {
 	case "", "rule", "rule:pikit", "match", "llm", "none":
 	default:

@@ -3,6 +3,7 @@ package dataset
 import (
 	"context"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -244,6 +245,8 @@ func TestParseErrors(t *testing.T) {
 		{"unknown top key", "caeses = 1\n", []string{"cases.toml:1:", "did you mean cases"}},
 		{"no cases", "[meta]\nname = \"x\"\n", []string{"no cases"}},
 		{"syntax", "[[cases]]\nid = \n", []string{"cases.toml:2:", "syntax"}},
+		{"nan temperature", "[[cases]]\nid = \"a\"\ntemperature = nan\n", []string{"cases.toml:3:", "cases[0].temperature", "want a finite number, got nan"}},
+		{"infinite top_p", "[[cases]]\nid = \"a\"\n[[cases]]\nid = \"b\"\ntarget_options = { top_p = -inf }\n", []string{"cases.toml:5:", "cases[1].target_options.top_p", "got -inf"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -273,6 +276,11 @@ func TestOptionsOverridesChecked(t *testing.T) {
 	}
 	if _, err := Plan(ds, Options{Attacks: []string{"naiv"}}); err == nil || !strings.Contains(err.Error(), "did you mean naive") {
 		t.Errorf("bad attacks override: %v", err)
+	}
+	for _, bad := range []float64{math.NaN(), math.Inf(1), 2.5} {
+		if _, err := Plan(ds, Options{Temperature: &bad}); err == nil || strings.Count(err.Error(), "temperature") != 1 {
+			t.Errorf("temperature override %v should be one error, got %v", bad, err)
+		}
 	}
 	temp := 0.7
 	cells, err := Plan(ds, Options{Temperature: &temp, Judge: "none", Repeats: 2})

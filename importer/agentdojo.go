@@ -28,7 +28,11 @@ func init() {
 	Registry.Register(method.Info{
 		Name:        "agentdojo",
 		Description: "AgentDojo: each suite's environment.yaml (with !include), injection_vectors.yaml and tasks.yaml (its tasks, exported: see README); a suite directory, or the data or suites directory for all",
-	}, func(method.Args) (Func, error) { return ImportAgentDojo, nil })
+		Options:     sourceOptions,
+	}, func(a method.Args) (Func, error) {
+		o := AgentDojoOptions{TrustLinks: a.Bool(TrustOption)}
+		return func(path string) (*Dataset, error) { return ImportAgentDojoWith(path, o) }, nil
+	})
 }
 
 // AgentDojoReference is where AgentDojo's files come from.
@@ -79,6 +83,21 @@ const (
 // task, sink_args from the values its ground-truth action takes that the
 // goal names). Each case says what AgentDojo checks that pikit does not.
 func ImportAgentDojo(path string) (*Dataset, error) {
+	return ImportAgentDojoWith(path, AgentDojoOptions{})
+}
+
+// AgentDojoOptions tune an AgentDojo import.
+type AgentDojoOptions struct {
+	// TrustLinks reads files through symbolic links that leave the
+	// benchmark's directory, and files with other names (hard links):
+	// pikit import --trust-config.
+	TrustLinks bool
+}
+
+// ImportAgentDojoWith is ImportAgentDojo with options. Every file is read
+// inside AgentDojo's data directory (adDataDir): never through a link out
+// of it.
+func ImportAgentDojoWith(path string, o AgentDojoOptions) (*Dataset, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, &Error{File: path, Msg: fmt.Sprintf("cannot read it: %v", errUnwrap(err))}
@@ -86,7 +105,8 @@ func ImportAgentDojo(path string) (*Dataset, error) {
 	if !fi.IsDir() {
 		return nil, &Error{File: path, Msg: "want a directory: an AgentDojo suite (holding environment.yaml), or its data/suites directory"}
 	}
-	suites, err := adFindSuites(path)
+	src := newSource(adDataDir(path), o.TrustLinks)
+	suites, err := adFindSuites(src, path)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +114,7 @@ func ImportAgentDojo(path string) (*Dataset, error) {
 	var names []string
 	users, injections := 0, 0
 	for _, dir := range suites {
-		s, err := adReadSuite(dir)
+		s, err := adReadSuite(src, dir)
 		if err != nil {
 			return nil, err
 		}
@@ -113,21 +133,36 @@ func ImportAgentDojo(path string) (*Dataset, error) {
 	return d, nil
 }
 
+// adDataDir is the directory of AgentDojo's data that path names: a
+// suite directory's data directory (the one holding suites/ and
+// system_messages.yaml) when it sits in one, as the suites directory's
+// own; else path itself.
+func adDataDir(path string) string {
+	path = filepath.Clean(path)
+	switch {
+	case filepath.Base(path) == "suites":
+		return filepath.Dir(path)
+	case filepath.Base(filepath.Dir(path)) == "suites":
+		return filepath.Dir(filepath.Dir(path))
+	}
+	return path
+}
+
 // adFindSuites returns the suite directories path names: itself, or the
 // suites under it.
-func adFindSuites(path string) ([]string, error) {
-	if adIsFile(filepath.Join(path, "environment.yaml")) {
+func adFindSuites(src source, path string) ([]string, error) {
+	if src.exists(filepath.Join(path, "environment.yaml")) {
 		return []string{path}, nil
 	}
 	for _, sub := range []string{".", "suites", filepath.Join("data", "suites"), filepath.Join("src", "agentdojo", "data", "suites")} {
 		dir := filepath.Join(path, sub)
-		entries, err := os.ReadDir(dir)
+		entries, err := src.readDir(dir)
 		if err != nil {
 			continue
 		}
 		var out []string
 		for _, e := range entries {
-			if e.IsDir() && adIsFile(filepath.Join(dir, e.Name(), "environment.yaml")) {
+			if e.IsDir() && src.exists(filepath.Join(dir, e.Name(), "environment.yaml")) {
 				out = append(out, filepath.Join(dir, e.Name()))
 			}
 		}
@@ -136,11 +171,6 @@ func adFindSuites(path string) ([]string, error) {
 		}
 	}
 	return nil, &Error{File: path, Msg: "no AgentDojo suite here: want a suite directory holding environment.yaml, injection_vectors.yaml and tasks.yaml, or a directory of such suites (AgentDojo's src/agentdojo/data/suites)"}
-}
-
-func adIsFile(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.Mode().IsRegular()
 }
 
 // adSuite is one suite as read from its files.
@@ -193,7 +223,7 @@ type adTasks struct {
 	injections []adInjectionTask
 }
 
-func adReadSuite(dir string) (*adSuite, error) {
+func adReadSuite(src source, dir string) (*adSuite, error) {
 	s := &adSuite{dir: dir, name: filepath.Base(dir)}
 	root, err := filepath.Abs(dir)
 	if err != nil {
@@ -202,7 +232,7 @@ func adReadSuite(dir string) (*adSuite, error) {
 	if r, err := filepath.EvalSymlinks(root); err == nil {
 		root = r
 	}
-	ld := &adLoader{root: root, budget: MaxFileBytes}
+	ld := &adLoader{src: src, root: root, budget: MaxFileBytes}
 	envFile := filepath.Join(dir, "environment.yaml")
 	env, _, err := ld.load(envFile, nil, 0)
 	if err != nil {
@@ -213,22 +243,24 @@ func adReadSuite(dir string) (*adSuite, error) {
 		return nil, &Error{File: envFile, Msg: fmt.Sprintf("want a mapping of the environment's parts (inbox:, calendar:, ...), got %s", adDescribe(env))}
 	}
 	s.env = ms
-	if s.vectors, err = adReadVectors(filepath.Join(dir, "injection_vectors.yaml")); err != nil {
+	if s.vectors, err = adReadVectors(src, filepath.Join(dir, "injection_vectors.yaml")); err != nil {
 		return nil, err
 	}
 	s.tasksFile = filepath.Join(dir, "tasks.yaml")
-	if !adIsFile(s.tasksFile) {
+	if !src.exists(s.tasksFile) {
 		return nil, &Error{File: s.tasksFile, Msg: "missing: AgentDojo's tasks are Python; export them to tasks.yaml beside environment.yaml (the README's \"Standard benchmarks\" section has the script)"}
 	}
-	if err := s.readTasks(); err != nil {
+	if err := s.readTasks(src); err != nil {
 		return nil, err
 	}
 	s.system = adSystem
+	// AgentDojo's system message sits in its data directory, beside
+	// suites/: looked for only inside the directory the import reads.
 	for _, p := range []string{filepath.Join(dir, "..", "..", "system_messages.yaml"), filepath.Join(dir, "..", "system_messages.yaml")} {
-		if !adIsFile(p) {
+		if _, err := src.rel(p); err != nil || !src.exists(p) {
 			continue
 		}
-		v, _, err := (&adLoader{budget: MaxFileBytes}).load(p, nil, 0)
+		v, _, err := (&adLoader{src: src, budget: MaxFileBytes}).load(p, nil, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -252,8 +284,10 @@ type adItem struct {
 }
 
 // adLoader reads YAML files into ordered values, resolving !include tags
-// relative to the including file and never outside root.
+// relative to the including file and never outside root. Files are read
+// from src (a zero src: each in its own directory).
 type adLoader struct {
+	src    source
 	root   string // "" for no includes
 	budget int64  // bytes left to read
 	stack  []string
@@ -262,7 +296,7 @@ type adLoader struct {
 // load reads a YAML file; lines, when not nil, gets the line of each
 // value by its dotted path.
 func (ld *adLoader) load(file string, lines map[string]int, depth int) (any, []byte, error) {
-	data, err := ReadFile(file)
+	data, err := ld.src.readFile(file)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -513,8 +547,8 @@ func (c *adConv) include(n *yaml.Node) (any, error) {
 		return nil, c.err(n, "!include %s leaves the suite's directory", rel)
 	}
 	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		if !adInside(c.ld.root, real) {
-			return nil, c.err(n, "!include %s leaves the suite's directory (through a symbolic link)", rel)
+		if !adInside(c.ld.root, real) && !c.ld.src.trust {
+			return nil, c.err(n, "!include %s leaves the suite's directory (through a symbolic link): refused, as a benchmark's files may not make pikit read elsewhere; copy the file in, or give --trust-config", rel)
 		}
 		abs = real
 	} else {
@@ -813,12 +847,12 @@ var adVectorIDRe = lazy.Regexp(`^[A-Za-z0-9_]+$`)
 
 // adReadVectors reads injection_vectors.yaml: vector id → description and
 // default text, in the file's order.
-func adReadVectors(file string) ([]adVector, error) {
-	if !adIsFile(file) {
+func adReadVectors(src source, file string) ([]adVector, error) {
+	if !src.exists(file) {
 		return nil, &Error{File: file, Msg: "missing: each AgentDojo suite has injection_vectors.yaml beside environment.yaml"}
 	}
 	lines := map[string]int{}
-	v, _, err := (&adLoader{budget: MaxFileBytes}).load(file, lines, 0)
+	v, _, err := (&adLoader{src: src, budget: MaxFileBytes}).load(file, lines, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -861,10 +895,10 @@ func adReadVectors(file string) ([]adVector, error) {
 }
 
 // readTasks reads tasks.yaml, the export of a suite's Python tasks.
-func (s *adSuite) readTasks() error {
+func (s *adSuite) readTasks(src source) error {
 	file := s.tasksFile
 	lines := map[string]int{}
-	v, _, err := (&adLoader{budget: MaxFileBytes}).load(file, lines, 0)
+	v, _, err := (&adLoader{src: src, budget: MaxFileBytes}).load(file, lines, 0)
 	if err != nil {
 		return err
 	}

@@ -347,7 +347,7 @@ func TestAgentDojoYAMLValues(t *testing.T) {
 func TestAgentDojoQuotedTabs(t *testing.T) {
 	// The bakery fixture holds AgentDojo's failing shape: its filesystem
 	// part has literal tabs in a double-quoted string, another entry after.
-	s, err := adReadSuite("testdata/agentdojo/suites/bakery")
+	s, err := adReadSuite(newSource("testdata/agentdojo", false), "testdata/agentdojo/suites/bakery")
 	if err != nil {
 		t.Fatal(err)
 	}

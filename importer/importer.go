@@ -12,6 +12,7 @@ package importer
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/pikit-go/pikit/dataset"
@@ -70,10 +71,31 @@ func selection(a method.Args) (limit, sample int, seed uint64, err error) {
 // the benchmark's cases it could not map.
 type Dataset struct {
 	dataset.File
-	// LeftOut are the benchmark's cases the importer could not map, each
-	// an *Error naming its file, line and why: one odd case never aborts an
-	// import. They are not written; pikit import reports them.
-	LeftOut []*Error
+	// LeftOut are the first of the benchmark's cases the importer could
+	// not map (at most MaxLeftOutKept), each an *Error naming its file,
+	// line and why: one odd case never aborts an import. LeftOutCount
+	// counts them all. They are not written; pikit import reports them.
+	LeftOut      []*Error
+	LeftOutCount int
+}
+
+// MaxLeftOutKept bounds the left-out cases an import keeps to name: a
+// file of millions of cases it cannot map costs a count, not an error
+// each.
+const MaxLeftOutKept = 20
+
+// leftOut counts the cases an import leaves out and keeps the first
+// MaxLeftOutKept.
+type leftOut struct {
+	first []*Error
+	n     int
+}
+
+func (l *leftOut) add(e *Error) {
+	l.n++
+	if len(l.first) < MaxLeftOutKept {
+		l.first = append(l.first, e)
+	}
 }
 
 // Error is bad input: which file, where in it, and what was expected.
@@ -101,24 +123,12 @@ func (e *Error) Error() string {
 // MaxFileBytes bounds a benchmark file an importer reads.
 const MaxFileBytes = 64 << 20
 
-// ReadFile reads a benchmark file, refusing one over MaxFileBytes or one
-// that is not a regular file.
+// ReadFile reads a benchmark file as importers read theirs: inside its
+// own directory, refusing one over MaxFileBytes, one that is not a regular
+// file, a symbolic link out of the directory and a file with other names
+// (a hard link).
 func ReadFile(path string) ([]byte, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, &Error{File: path, Msg: fmt.Sprintf("cannot read it: %v", errUnwrap(err))}
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, &Error{File: path, Msg: "not a regular file"}
-	}
-	if fi.Size() > MaxFileBytes {
-		return nil, &Error{File: path, Msg: fmt.Sprintf("%d bytes, over the %d a benchmark file may have", fi.Size(), MaxFileBytes)}
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, &Error{File: path, Msg: fmt.Sprintf("cannot read it: %v", errUnwrap(err))}
-	}
-	return b, nil
+	return newSource(filepath.Dir(path), false).readFile(path)
 }
 
 func errUnwrap(err error) error {

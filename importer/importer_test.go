@@ -25,7 +25,8 @@ func TestOptionsFromSet(t *testing.T) {
 		{"llmail", []string{"successful=maybe"}, `want true or false, got "maybe"`},
 		{"spikee", []string{"format=full-prompt", "data_marker=none", "match_languages=false"}, ""},
 		{"mcptox", []string{"include_wrong=true", "risks=Privacy Leakage"}, ""},
-		{"agentdojo", []string{"limit=3"}, "this method takes no options"},
+		{"agentdojo", []string{"limit=3"}, `option "limit": not an option of this method; valid: trust_links`},
+		{"agentdojo", []string{"trust_links=true"}, ""},
 		{"agentdojoo", nil, `unknown benchmark "agentdojoo" (did you mean agentdojo?)`},
 		{"bipia", []string{"=3"}, "want KEY=VALUE"},
 	} {

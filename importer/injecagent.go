@@ -30,12 +30,12 @@ func init() {
 	Registry.Register(method.Info{
 		Name:        "injecagent",
 		Description: "InjecAgent: data/tools.json and test_cases_{dh,ds}_{base,enhanced}.json (the data directory, or one test-case file beside tools.json)",
-		Options: []method.Option{
+		Options: append([]method.Option{
 			{Name: "protocol", Default: agent.ProtocolNative, Choices: []string{agent.ProtocolNative, agent.ProtocolReAct},
 				Help: "native: tool calling, as InjecAgent's function-calling agents; react: the tools in the prompt, as its prompted agents"},
-		},
+		}, sourceOptions...),
 	}, func(a method.Args) (Func, error) {
-		o := InjecAgentOptions{Protocol: a.String("protocol")}
+		o := InjecAgentOptions{Protocol: a.String("protocol"), TrustLinks: a.Bool(TrustOption)}
 		return func(path string) (*Dataset, error) { return ImportInjecAgentWith(path, o) }, nil
 	})
 }
@@ -115,6 +115,10 @@ type InjecAgentOptions struct {
 	// agents: the tools described in the prompt, the history and each
 	// call in text; tool_protocol).
 	Protocol string
+	// TrustLinks reads files through symbolic links that leave the
+	// benchmark's directory, and files with other names (hard links):
+	// pikit import --trust-config.
+	TrustLinks bool
 }
 
 // ImportInjecAgentWith is ImportInjecAgent with options.
@@ -127,9 +131,9 @@ func ImportInjecAgentWith(path string, o InjecAgentOptions) (*Dataset, error) {
 	var files []string
 	if fi.IsDir() {
 		dir = path
-		entries, err := os.ReadDir(dir)
+		entries, err := newSource(dir, o.TrustLinks).readDir(dir)
 		if err != nil {
-			return nil, &Error{File: path, Msg: fmt.Sprintf("cannot read it: %v", errUnwrap(err))}
+			return nil, err
 		}
 		for _, e := range entries {
 			if iaCaseFileRe().MatchString(e.Name()) {
@@ -148,58 +152,59 @@ func ImportInjecAgentWith(path string, o InjecAgentOptions) (*Dataset, error) {
 		}
 		files = []string{base}
 	}
+	src := newSource(dir, o.TrustLinks)
 	toolsFile := filepath.Join(dir, "tools.json")
-	tools, err := iaReadTools(toolsFile)
+	tools, err := iaReadTools(src, toolsFile)
 	if err != nil {
 		return nil, err
 	}
-	simulated, err := iaReadSimulated(filepath.Join(dir, "attacker_simulated_responses.json"))
+	simulated, err := iaReadSimulated(src, filepath.Join(dir, "attacker_simulated_responses.json"))
 	if err != nil {
 		return nil, err
 	}
-	b := &iaBuilder{toolsFile: toolsFile, tools: tools, simulated: simulated, scenarios: map[string]int{}, names: map[string]bool{}, suffix: map[string]int{}, protocol: o.Protocol}
+	b := &iaBuilder{src: src, toolsFile: toolsFile, tools: tools, simulated: simulated, scenarios: map[string]int{}, names: map[string]bool{}, suffix: map[string]int{}, protocol: o.Protocol}
 	d := &Dataset{File: dataset.File{Benchmark: "injecagent"}}
 	for _, f := range files {
 		if err := b.file(d, filepath.Join(dir, f)); err != nil {
 			return nil, err
 		}
 	}
-	if len(d.Cases) == 0 && len(b.skipped) > 0 {
-		first := b.skipped[0]
-		return nil, &Error{File: first.File, Line: first.Line, Field: first.Field, Msg: fmt.Sprintf("%s; no case of %s can be imported (%d left out, this the first)", first.Msg, path, len(b.skipped))}
+	if len(d.Cases) == 0 && b.skipped.n > 0 {
+		first := b.skipped.first[0]
+		return nil, &Error{File: first.File, Line: first.Line, Field: first.Field, Msg: fmt.Sprintf("%s; no case of %s can be imported (%d left out, this the first)", first.Msg, path, b.skipped.n)}
 	}
 	d.Scenarios = b.out
 	desc := fmt.Sprintf("InjecAgent: indirect prompt injections in tool outputs; %d cases from %s", len(d.Cases), strings.Join(files, ", "))
-	if len(b.skipped) > 0 {
-		desc += fmt.Sprintf("; %d left out, which pikit cannot map: %s", len(b.skipped), iaSkipped(b.skipped))
+	if b.skipped.n > 0 {
+		desc += fmt.Sprintf("; %d left out, which pikit cannot map: %s", b.skipped.n, iaSkipped(b.skipped))
 	}
 	d.Meta = dataset.Meta{Name: "injecagent", Description: desc, Reference: InjecAgentReference}
-	d.LeftOut = b.skipped
+	d.LeftOut, d.LeftOutCount = b.skipped.first, b.skipped.n
 	return d, nil
 }
 
 // iaSkipped names the first cases left out and why, each by its file's
 // base name, and counts the rest.
-func iaSkipped(skipped []*Error) string {
+func iaSkipped(skipped leftOut) string {
 	const named = 3
 	var parts []string
-	for _, e := range skipped[:min(len(skipped), named)] {
+	for _, e := range skipped.first[:min(len(skipped.first), named)] {
 		short := *e
 		short.File = filepath.Base(e.File)
 		parts = append(parts, short.Error())
 	}
-	if len(skipped) > named {
-		parts = append(parts, fmt.Sprintf("and %d more", len(skipped)-named))
+	if skipped.n > named {
+		parts = append(parts, fmt.Sprintf("and %d more", skipped.n-named))
 	}
 	return strings.Join(parts, "; ")
 }
 
 // iaReadTools reads tools.json: a list of toolkits, each with its tools.
-func iaReadTools(file string) (map[string]*iaTool, error) {
-	if _, err := os.Stat(file); errors.Is(err, os.ErrNotExist) {
+func iaReadTools(src source, file string) (map[string]*iaTool, error) {
+	if !src.exists(file) {
 		return nil, &Error{File: file, Msg: "missing: InjecAgent's tool definitions (data/tools.json) must sit beside the test-case files"}
 	}
-	data, err := ReadFile(file)
+	data, err := src.readFile(file)
 	if err != nil {
 		return nil, err
 	}
@@ -235,11 +240,11 @@ func iaReadTools(file string) (map[string]*iaTool, error) {
 // iaReadSimulated reads attacker_simulated_responses.json, InjecAgent's
 // cache of the data its extraction tools return ("(Tool,{params})" →
 // text), when it is there.
-func iaReadSimulated(file string) (map[string]string, error) {
-	if _, err := os.Stat(file); err != nil {
+func iaReadSimulated(src source, file string) (map[string]string, error) {
+	if !src.exists(file) {
 		return nil, nil
 	}
-	data, err := ReadFile(file)
+	data, err := src.readFile(file)
 	if err != nil {
 		return nil, err
 	}
@@ -258,31 +263,44 @@ type iaItem struct {
 
 // iaList decodes a JSON list, keeping where each element starts.
 func iaList(file string, data []byte, what string) ([]iaItem, error) {
+	var out []iaItem
+	err := iaEach(file, data, what, func(_ int, it iaItem) error {
+		out = append(out, it)
+		return nil
+	})
+	return out, err
+}
+
+// iaEach decodes a JSON list element by element, handing each to f with
+// its index and the line it starts on: a list of millions of elements is
+// never held whole.
+func iaEach(file string, data []byte, what string, f func(int, iaItem) error) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	tok, err := dec.Token()
 	if err != nil {
-		return nil, &Error{File: file, Line: iaErrLine(data, err), Msg: fmt.Sprintf("want a JSON list of %s: %s", what, iaJSONMsg(err))}
+		return &Error{File: file, Line: iaErrLine(data, err), Msg: fmt.Sprintf("want a JSON list of %s: %s", what, iaJSONMsg(err))}
 	}
 	if d, ok := tok.(json.Delim); !ok || d != '[' {
-		return nil, &Error{File: file, Line: iaLineAt(data, dec.InputOffset()), Msg: fmt.Sprintf("want a JSON list of %s, got %s", what, iaDescribeToken(tok))}
+		return &Error{File: file, Line: iaLineAt(data, dec.InputOffset()), Msg: fmt.Sprintf("want a JSON list of %s, got %s", what, iaDescribeToken(tok))}
 	}
-	var out []iaItem
 	lines := iaLines{data: data}
-	for dec.More() {
+	for i := 0; dec.More(); i++ {
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
-			return nil, &Error{File: file, Line: iaErrLine(data, err), Field: fmt.Sprintf("%s %d", strings.TrimSuffix(what, "s"), len(out)), Msg: iaJSONMsg(err)}
+			return &Error{File: file, Line: iaErrLine(data, err), Field: fmt.Sprintf("%s %d", strings.TrimSuffix(what, "s"), i), Msg: iaJSONMsg(err)}
 		}
 		end := dec.InputOffset()
-		out = append(out, iaItem{raw: raw, line: lines.at(end - int64(len(raw)))})
+		if err := f(i, iaItem{raw: raw, line: lines.at(end - int64(len(raw)))}); err != nil {
+			return err
+		}
 	}
 	if _, err := dec.Token(); err != nil {
-		return nil, &Error{File: file, Line: iaErrLine(data, err), Msg: iaJSONMsg(err)}
+		return &Error{File: file, Line: iaErrLine(data, err), Msg: iaJSONMsg(err)}
 	}
 	if dec.More() {
-		return nil, &Error{File: file, Line: iaLineAt(data, dec.InputOffset()), Msg: "more after the list's closing ]"}
+		return &Error{File: file, Line: iaLineAt(data, dec.InputOffset()), Msg: "more after the list's closing ]"}
 	}
-	return out, nil
+	return nil
 }
 
 func iaDescribeToken(tok json.Token) string {
@@ -423,6 +441,7 @@ func iaKind(raw json.RawMessage) string {
 
 // iaBuilder turns test cases into scenarios and cases.
 type iaBuilder struct {
+	src       source
 	toolsFile string
 	tools     map[string]*iaTool
 	known     []string          // the tools' names, sorted, once a case names an unknown one
@@ -433,37 +452,33 @@ type iaBuilder struct {
 	suffix    map[string]int // a taken name → the next suffix to try
 	out       []dataset.Scenario
 	protocol  string // tool_protocol of every case, "" for the default
-	// skipped are the cases left out, each an *Error naming its file,
-	// line and case and saying why.
-	skipped []*Error
+	// skipped counts the cases left out and keeps the first, each an
+	// *Error naming its file, line and case and saying why.
+	skipped leftOut
 }
 
 func (b *iaBuilder) file(d *Dataset, file string) error {
 	base := filepath.Base(file)
 	m := iaCaseFileRe().FindStringSubmatch(base)
 	kind, setting := m[1], m[2]
-	data, err := ReadFile(file)
+	data, err := b.src.readFile(file)
 	if err != nil {
 		return err
 	}
-	items, err := iaList(file, data, "test cases")
-	if err != nil {
-		return err
-	}
-	for i, it := range items {
+	return iaEach(file, data, "test cases", func(i int, it iaItem) error {
 		c := iaCase{file: file, base: base, line: it.line, index: i}
 		if err := json.Unmarshal(it.raw, &c.fields); err != nil || c.fields == nil {
 			b.skip(c, c.err("", "want a test case: an object with \"User Tool\", \"Attacker Tools\", \"Attacker Instruction\", ...; got %s", iaKind(it.raw)))
-			continue
+			return nil
 		}
 		cs, err := b.testCase(c, kind, setting)
 		if err != nil {
 			b.skip(c, err)
-			continue
+			return nil
 		}
 		d.Cases = append(d.Cases, cs)
-	}
-	return nil
+		return nil
+	})
 }
 
 // skip leaves a case out: one case that cannot be mapped must not cost
@@ -479,7 +494,7 @@ func (b *iaBuilder) skip(c iaCase, err error) {
 		beside.File = filepath.Base(e.File)
 		e = &Error{File: c.file, Line: c.line, Field: fmt.Sprintf("case %d", c.index), Msg: beside.Error()}
 	}
-	b.skipped = append(b.skipped, e)
+	b.skipped.add(e)
 }
 
 func (b *iaBuilder) testCase(c iaCase, kind, setting string) (dataset.FileCase, error) {

@@ -726,3 +726,35 @@ func TestInjecAgentReAct(t *testing.T) {
 		t.Errorf("the system prompt does not describe the tools: %q", r.TraceData.System)
 	}
 }
+
+// TestInjecAgentLeftOutBounded (issue 36, item 15): a test-case file of
+// 200,000 cases that cannot be mapped beside one that can imports the
+// one, counts the others and keeps only the first few to name: the import
+// no longer holds an error for each.
+func TestInjecAgentLeftOutBounded(t *testing.T) {
+	const bad = 200_000
+	dir := iaFixture(t, func(t *testing.T, dir string) {
+		var cases []json.RawMessage
+		b, err := os.ReadFile(filepath.Join(dir, "test_cases_dh_base.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &cases); err != nil {
+			t.Fatal(err)
+		}
+		body := "[" + string(cases[0]) + strings.Repeat(", {}", bad) + "]"
+		if err := os.WriteFile(filepath.Join(dir, "test_cases_dh_base.json"), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	})
+	d, err := ImportInjecAgent(filepath.Join(dir, "test_cases_dh_base.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Cases) != 1 || len(d.LeftOut) != MaxLeftOutKept || d.LeftOutCount != bad {
+		t.Fatalf("%d cases, %d left-out cases kept of %d; want 1 and %d of %d", len(d.Cases), len(d.LeftOut), d.LeftOutCount, MaxLeftOutKept, bad)
+	}
+	if first := d.LeftOut[0]; first.Field != `case 1: "User Tool"` || !strings.Contains(d.Meta.Description, fmt.Sprintf("%d left out", bad)) {
+		t.Errorf("first left out %v; description %q", first, d.Meta.Description)
+	}
+}

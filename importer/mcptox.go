@@ -42,9 +42,9 @@ func init() {
 			{Name: "paradigms", Default: []string{}, Help: "Template-1, Template-2, Template-3 (default: all)"},
 			{Name: "risks", Default: []string{}, Help: "security risks, e.g. Privacy Leakage (default: all)"},
 			{Name: "include_wrong", Default: false, Help: "keep the instances MCPTox flags wrong_data"},
-		}, selectionOptions...),
+		}, slices.Concat(selectionOptions, sourceOptions)...),
 	}, func(a method.Args) (Func, error) {
-		o := MCPToxOptions{Servers: a.Strings("servers"), Paradigms: a.Strings("paradigms"), Risks: a.Strings("risks"), IncludeWrong: a.Bool("include_wrong")}
+		o := MCPToxOptions{Servers: a.Strings("servers"), Paradigms: a.Strings("paradigms"), Risks: a.Strings("risks"), IncludeWrong: a.Bool("include_wrong"), TrustLinks: a.Bool(TrustOption)}
 		var err error
 		if o.Limit, o.Sample, o.Seed, err = selection(a); err != nil {
 			return nil, err
@@ -63,6 +63,7 @@ type MCPToxOptions struct {
 	Limit        int      // keep the first Limit cases
 	Sample       int      // keep Sample cases drawn at random (Seed), in order
 	Seed         uint64
+	TrustLinks   bool // read through a link out of the directory, or a hard link (pikit import --trust-config)
 }
 
 const (
@@ -106,7 +107,7 @@ func ImportMCPTox(path string, o MCPToxOptions) (*Dataset, error) {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		file = filepath.Join(path, "response_all.json")
 	}
-	servers, order, err := mcptoxRead(file)
+	servers, order, err := mcptoxRead(newSource(filepath.Dir(file), o.TrustLinks), file)
 	if err != nil {
 		return nil, err
 	}
@@ -203,22 +204,19 @@ func ImportMCPTox(path string, o MCPToxOptions) (*Dataset, error) {
 
 // mcptoxRead decodes the servers of response_all.json, streaming the file
 // (it holds the stimuli of every instance), in file order.
-func mcptoxRead(file string) (map[string]*mcptoxServer, []string, error) {
-	fi, err := os.Stat(file)
+func mcptoxRead(src source, file string) (map[string]*mcptoxServer, []string, error) {
+	f, fi, err := src.open(file)
 	if err != nil {
-		return nil, nil, &Error{File: file, Msg: fmt.Sprintf("cannot read it: %v; want MCPTox's response_all.json", errUnwrap(err))}
+		var e *Error
+		if errors.As(err, &e) {
+			e.Msg += "; want MCPTox's response_all.json"
+		}
+		return nil, nil, err
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, nil, &Error{File: file, Msg: "not a regular file; want MCPTox's response_all.json"}
-	}
+	defer f.Close()
 	if fi.Size() > mcptoxMaxFile {
 		return nil, nil, &Error{File: file, Msg: fmt.Sprintf("%d bytes, over the %d MCPTox's file may have", fi.Size(), int64(mcptoxMaxFile))}
 	}
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, nil, &Error{File: file, Msg: fmt.Sprintf("cannot read it: %v", errUnwrap(err))}
-	}
-	defer f.Close()
 	dec := json.NewDecoder(&mcptoxGuard{r: io.LimitReader(f, mcptoxMaxFile), file: file, line: 1})
 	// bad is the error of a field; the guard's own, when it refused
 	// what the decoder was reading.

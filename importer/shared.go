@@ -108,8 +108,8 @@ type benchRecord struct {
 const benchMaxLine = 16 << 20
 
 // benchReadJSONL reads a JSONL file of objects (blank lines skipped).
-func benchReadJSONL(file string) ([]benchRecord, error) {
-	data, err := ReadFile(file)
+func benchReadJSONL(src source, file string) ([]benchRecord, error) {
+	data, err := src.readFile(file)
 	if err != nil {
 		return nil, err
 	}

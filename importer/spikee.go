@@ -47,7 +47,7 @@ func init() {
 			{Name: "languages", Default: []string{}, Help: "keep these languages (spikee --languages)"},
 			{Name: "instruction_filter", Default: []string{}, Help: "keep these instruction types (spikee --instruction-filter)"},
 			{Name: "jailbreak_filter", Default: []string{}, Help: "keep these jailbreak types (spikee --jailbreak-filter)"},
-		}, selectionOptions...),
+		}, slices.Concat(selectionOptions, sourceOptions)...),
 		Normalize: func(kw map[string]any) (map[string]any, error) {
 			if v, ok := kw["data_marker"]; ok {
 				kw = maps.Clone(kw)
@@ -60,7 +60,7 @@ func init() {
 		o := SpikeeOptions{Format: a.String("format"), Positions: a.Strings("positions"), Delimiter: a.String("delimiter"),
 			DataMarker: a.String("spotlighting_data_marker"), Standalone: a.Bool("standalone"), SystemMessage: a.Bool("system_message"),
 			AnyLanguages: !a.Bool("match_languages"), Languages: a.Strings("languages"),
-			InstructionFilter: a.Strings("instruction_filter"), JailbreakFilter: a.Strings("jailbreak_filter")}
+			InstructionFilter: a.Strings("instruction_filter"), JailbreakFilter: a.Strings("jailbreak_filter"), TrustLinks: a.Bool(TrustOption)}
 		var err error
 		if o.Limit, o.Sample, o.Seed, err = selection(a); err != nil {
 			return nil, err
@@ -87,6 +87,7 @@ type SpikeeOptions struct {
 	Limit             int      // keep the first Limit cases
 	Sample            int      // keep Sample cases drawn at random (Seed), in order
 	Seed              uint64
+	TrustLinks        bool // read through links out of the folder, and hard links (pikit import --trust-config)
 }
 
 const (
@@ -162,24 +163,25 @@ func ImportSpikee(path string, o SpikeeOptions) (*Dataset, error) {
 		return nil, &Error{File: path, Field: "delimiter", Msg: "an injection delimiter must contain INJECTION_PAYLOAD, where the payload goes"}
 	}
 
+	src := newSource(path, o.TrustLinks)
 	baseFile := filepath.Join(path, "base_user_inputs.jsonl")
-	if _, err := os.Stat(baseFile); err != nil {
+	if !src.exists(baseFile) {
 		baseFile = filepath.Join(path, "base_documents.jsonl")
-		if _, err := os.Stat(baseFile); err != nil {
+		if !src.exists(baseFile) {
 			return nil, &Error{File: filepath.Join(path, "base_user_inputs.jsonl"), Msg: "not found, nor base_documents.jsonl: a spikee seed folder has its base documents in one of them"}
 		}
 	}
-	docs, err := spikeeDocs(baseFile)
+	docs, err := spikeeDocs(src, baseFile)
 	if err != nil {
 		return nil, err
 	}
 	jbFile := filepath.Join(path, "jailbreaks.jsonl")
-	jailbreaks, err := spikeeJailbreaks(jbFile, o)
+	jailbreaks, err := spikeeJailbreaks(src, jbFile, o)
 	if err != nil {
 		return nil, err
 	}
 	inFile := filepath.Join(path, "instructions.jsonl")
-	instructions, err := spikeeInstructions(inFile, o)
+	instructions, err := spikeeInstructions(src, inFile, o)
 	if err != nil {
 		return nil, err
 	}
@@ -187,16 +189,16 @@ func ImportSpikee(path string, o SpikeeOptions) (*Dataset, error) {
 	var saFile string
 	if o.Standalone {
 		saFile = filepath.Join(path, "standalone_user_inputs.jsonl")
-		if _, err := os.Stat(saFile); err != nil {
+		if !src.exists(saFile) {
 			saFile = filepath.Join(path, "standalone_attacks.jsonl")
 		}
-		if standalone, err = benchReadJSONL(saFile); err != nil {
+		if standalone, err = benchReadJSONL(src, saFile); err != nil {
 			return nil, err
 		}
 	}
 	system := ""
 	if o.SystemMessage {
-		if system, err = spikeeSystemMessage(filepath.Join(path, "system_messages.toml"), dataMarker); err != nil {
+		if system, err = spikeeSystemMessage(src, filepath.Join(path, "system_messages.toml"), dataMarker); err != nil {
 			return nil, err
 		}
 	}
@@ -311,8 +313,8 @@ func ImportSpikee(path string, o SpikeeOptions) (*Dataset, error) {
 	return d, nil
 }
 
-func spikeeDocs(file string) ([]spikeeDoc, error) {
-	recs, err := benchReadJSONL(file)
+func spikeeDocs(src source, file string) ([]spikeeDoc, error) {
+	recs, err := benchReadJSONL(src, file)
 	if err != nil {
 		return nil, err
 	}
@@ -340,8 +342,8 @@ func spikeeDocs(file string) ([]spikeeDoc, error) {
 	return out, nil
 }
 
-func spikeeJailbreaks(file string, o SpikeeOptions) ([]spikeeJailbreak, error) {
-	recs, err := benchReadJSONL(file)
+func spikeeJailbreaks(src source, file string, o SpikeeOptions) ([]spikeeJailbreak, error) {
+	recs, err := benchReadJSONL(src, file)
 	if err != nil {
 		return nil, err
 	}
@@ -377,8 +379,8 @@ func spikeeJailbreaks(file string, o SpikeeOptions) ([]spikeeJailbreak, error) {
 	return out, nil
 }
 
-func spikeeInstructions(file string, o SpikeeOptions) ([]spikeeInstruction, error) {
-	recs, err := benchReadJSONL(file)
+func spikeeInstructions(src source, file string, o SpikeeOptions) ([]spikeeInstruction, error) {
+	recs, err := benchReadJSONL(src, file)
 	if err != nil {
 		return nil, err
 	}
@@ -496,8 +498,8 @@ func spikeeJudge(name string, args []string, cfg map[string]any) string {
 
 // spikeeSystemMessage picks the system message spikee would for a data
 // marker: the configuration for that marker, else the "default" one.
-func spikeeSystemMessage(file, marker string) (string, error) {
-	data, err := ReadFile(file)
+func spikeeSystemMessage(src source, file, marker string) (string, error) {
+	data, err := src.readFile(file)
 	if err != nil {
 		return "", err
 	}

@@ -2,6 +2,7 @@ package judge
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/pikit-go/pikit/agent"
@@ -64,6 +65,7 @@ var pythonTypes = map[string]string{
 // the step), the canary and the expected sink_args. The values are shared
 // with tr and task, not copied.
 func Annotate(evs []Evidence, tr agent.Trace, task Task) []Evidence {
+	var reach []int // built at the first sink item, see sinkFrom
 	for i := range evs {
 		e := &evs[i]
 		e.Type, e.TraceStep, e.Details = e.Signal, e.Step, e.Detail
@@ -75,11 +77,11 @@ func Annotate(evs []Evidence, tr agent.Trace, task Task) []Evidence {
 		}
 		switch e.Type {
 		case "sink_call", "sink_before_payload", "sink_args_match", "sink_args_mismatch":
-			for _, c := range tr.SinkCalls {
-				if c.Step >= e.Step {
-					e.Tool, e.Args = c.Tool, c.Arguments
-					break
-				}
+			if reach == nil {
+				reach = sinkReach(tr.SinkCalls)
+			}
+			if c, ok := sinkFrom(tr.SinkCalls, reach, e.Step); ok {
+				e.Tool, e.Args = c.Tool, c.Arguments
 			}
 			if e.Type != "sink_call" && e.Type != "sink_before_payload" && len(task.SinkArgs) > 0 {
 				e.Expected = task.SinkArgs
@@ -93,6 +95,30 @@ func Annotate(evs []Evidence, tr agent.Trace, task Task) []Evidence {
 		}
 	}
 	return evs
+}
+
+// sinkReach returns, for each sink call, the highest step of the calls
+// up to it: never falling, so sinkFrom can search it.
+func sinkReach(calls []agent.SinkCall) []int {
+	out := make([]int, len(calls))
+	for i, c := range calls {
+		out[i] = c.Step
+		if i > 0 {
+			out[i] = max(out[i], out[i-1])
+		}
+	}
+	return out
+}
+
+// sinkFrom returns the first sink call, in the trace's order, at or after
+// step: the first whose reach (sinkReach) gets there. A search, not a scan
+// for each evidence item, which was quadratic in a trace of many calls.
+func sinkFrom(calls []agent.SinkCall, reach []int, step int) (agent.SinkCall, bool) {
+	i, _ := slices.BinarySearch(reach, step)
+	if i == len(calls) {
+		return agent.SinkCall{}, false
+	}
+	return calls[i], true
 }
 
 // Verdict is a judge's decision on one trace.

@@ -241,8 +241,9 @@ func splitSinks(tr agent.Trace) (after, before []agent.SinkCall) {
 	if arrived < 0 {
 		return tr.SinkCalls, nil
 	}
+	last := lastModel(tr.Steps)
 	for _, c := range tr.SinkCalls {
-		if askedAt(tr, c) > arrived {
+		if askedAt(tr, last, c) > arrived {
 			after = append(after, c)
 		} else {
 			before = append(before, c)
@@ -251,12 +252,28 @@ func splitSinks(tr agent.Trace) (after, before []agent.SinkCall) {
 	return after, before
 }
 
-// askedAt returns the index of the model step that asked for sink call c.
-func askedAt(tr agent.Trace, c agent.SinkCall) int {
-	for i := min(c.Step, len(tr.Steps)) - 1; i >= 0; i-- {
-		if s := tr.Steps[i]; s.Kind == agent.StepModel {
-			return s.Index
+// lastModel returns, for each position p in steps and one past the end,
+// the position of the last model step before p (-1 when none). One pass
+// dates every sink call: a walk back through the steps for each call was
+// quadratic in a trace of many calls.
+func lastModel(steps []agent.Step) []int {
+	out := make([]int, len(steps)+1)
+	out[0] = -1
+	for i, s := range steps {
+		out[i+1] = out[i]
+		if s.Kind == agent.StepModel {
+			out[i+1] = i
 		}
+	}
+	return out
+}
+
+// askedAt returns the index of the model step that asked for sink call c:
+// the last model step before the call's own step (last is lastModel of
+// the trace's steps), else the call's step.
+func askedAt(tr agent.Trace, last []int, c agent.SinkCall) int {
+	if p := min(c.Step, len(tr.Steps)); p > 0 && last[p] >= 0 {
+		return tr.Steps[last[p]].Index
 	}
 	return c.Step
 }

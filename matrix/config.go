@@ -136,7 +136,10 @@ type Config struct {
 	// outsidePaths names the keys whose path leaves the config's
 	// directory: a run needs --trust-config for them, as a file may not
 	// choose what pikit reads and sends to a model, or writes.
+	// outsideWhy says, for a key, why when it is not the path itself
+	// (a hard link).
 	outsidePaths []string
+	outsideWhy   map[string]string
 
 	// Runtime, RuntimeOptions and Fixture choose an agent runtime that
 	// runs each cell instead of pikit's own tool loop (the Python pikit's
@@ -271,6 +274,15 @@ func (c *Config) scenarioKey() map[string]string {
 // leaves the directory of the config's file: reading or writing there is
 // the file's choice, so a run asks for --trust-config.
 func (c *Config) OutsidePaths() []string { return c.outsidePaths }
+
+// OutsideReason says why the path of key (one of OutsidePaths) counts as
+// outside the config's directory.
+func (c *Config) OutsideReason(key string) string {
+	if why, ok := c.outsideWhy[key]; ok {
+		return why
+	}
+	return "the path leaves the config's directory (symbolic links followed)"
+}
 
 // Empty reports whether the config was parsed from a document that set no
 // key at all (an empty file, or only comments): it holds only defaults,

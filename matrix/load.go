@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pikit-go/pikit/internal/lazy"
+	"github.com/pikit-go/pikit/internal/safefile"
 
 	"github.com/pelletier/go-toml/v2"
 
@@ -167,7 +168,54 @@ func ParseTOML(name string, data []byte) (map[string]any, tomlpos.Index, error) 
 		}
 		return nil, nil, &Error{File: name, Msg: fmt.Sprintf("TOML syntax error: %v", err)}
 	}
-	return table, tomlpos.Build(data), nil
+	idx := tomlpos.Build(data)
+	var errs errorList
+	nonFinite(table, "", func(path string, x float64) {
+		errs.add(&Error{File: name, Line: idx.Line(path), Key: path,
+			Msg: fmt.Sprintf("want a finite number, got %s: no option takes nan or an infinity", tomlFloat(x))})
+	})
+	if err := errs.err(); err != nil {
+		return nil, nil, err
+	}
+	return table, idx, nil
+}
+
+// tomlFloat spells NaN and the infinities as TOML does.
+func tomlFloat(x float64) string {
+	switch {
+	case math.IsNaN(x):
+		return "nan"
+	case math.IsInf(x, 1):
+		return "inf"
+	case math.IsInf(x, -1):
+		return "-inf"
+	}
+	return strconv.FormatFloat(x, 'g', -1, 64)
+}
+
+// nonFinite calls bad with the path of each NaN or infinity in v, a
+// decoded TOML value at path: TOML writes them nan and inf, and every
+// number pikit reads from a file (temperature, top_p, a threshold, a sink
+// argument) must be finite.
+func nonFinite(v any, path string, bad func(path string, x float64)) {
+	switch x := v.(type) {
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			bad(path, x)
+		}
+	case map[string]any:
+		for _, k := range sortedKeys(x) {
+			nonFinite(x[k], join(path, k), bad)
+		}
+	case []any:
+		for i, e := range x {
+			nonFinite(e, join(path, strconv.Itoa(i)), bad)
+		}
+	case []map[string]any:
+		for i, e := range x {
+			nonFinite(e, join(path, strconv.Itoa(i)), bad)
+		}
+	}
 }
 
 // DecodeTable builds and validates a config from a decoded TOML table.
@@ -536,7 +584,9 @@ func (d *decoder) int(path string, v any) int {
 	case int64:
 		return int(n)
 	case float64:
-		if n == math.Trunc(n) {
+		// A float past 2^53 is no whole number anyone meant, and past
+		// int64 its conversion is undefined.
+		if n == math.Trunc(n) && math.Abs(n) <= 1<<53 {
 			return int(n)
 		}
 	}
@@ -649,6 +699,16 @@ func (d *decoder) localPath(key, path, p, want string) (abs, root, rel string, o
 	return abs, root, rel, true
 }
 
+// outside records that the file key names counts as outside the config's
+// directory although its path is inside, and why.
+func (d *decoder) outside(key, why string) {
+	d.cfg.outsidePaths = append(d.cfg.outsidePaths, key)
+	if d.cfg.outsideWhy == nil {
+		d.cfg.outsideWhy = map[string]string{}
+	}
+	d.cfg.outsideWhy[key] = why
+}
+
 // within reports whether abs stays inside the directory base once every
 // symbolic link in both is resolved, and returns base resolved and abs's
 // path relative to it. A path that does not exist yet (a file to write) is
@@ -723,6 +783,9 @@ func (d *decoder) carrierPath(path, p string) {
 	case fi.Size() > MaxCarrierBytes:
 		d.errorf(path, "the carrier %s has %d bytes, over the %d a carrier may have", p, fi.Size(), MaxCarrierBytes)
 		return
+	}
+	if n, ok := safefile.Links(fi); ok && n > 1 && root != "" {
+		d.outside("carrier_path", fmt.Sprintf("%s has %d names (a hard link), so its text may be a file's from outside the config's directory", p, n))
 	}
 	// The size a file reports is not a bound (/proc files say 0): read
 	// one byte past the limit to know.

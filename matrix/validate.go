@@ -113,7 +113,7 @@ func (c *Config) Validate() error {
 	if c.Repeats < 1 {
 		bad("repeats", "must be at least 1, got %d", c.Repeats)
 	}
-	if c.Temperature < 0 || c.Temperature > 2 {
+	if !(c.Temperature >= 0 && c.Temperature <= 2) { // NaN fails both
 		bad("temperature", "must be between 0 and 2, got %v", c.Temperature)
 	}
 	if _, _, err := target.ParseSpec(c.TargetSpec); err != nil {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -18,10 +19,11 @@ import (
 )
 
 type importOptions struct {
-	Set    []string
-	Output string
-	Force  bool
-	List   bool
+	Set         []string
+	Output      string
+	Force       bool
+	List        bool
+	TrustConfig bool
 }
 
 func newImportCmd(streams IO) *cobra.Command {
@@ -35,7 +37,11 @@ sources and sinks) and cases that keep the benchmark's ids, each with a
 reference to where it came from. Run it with pikit dataset run.
 
 The written file is loaded back before pikit says it is done: what import
-writes, dataset run reads. --list names the benchmarks and what each reads.`,
+writes, dataset run reads. --list names the benchmarks and what each reads.
+
+A benchmark's files are read inside the directory named (for a file or a
+part of a benchmark, the benchmark's directory): a file that is a symbolic
+link out of it, or a hard link, is refused unless --trust-config.`,
 		Example: `  pikit import --list
   pikit import injecagent InjecAgent/data -o injecagent.toml
   pikit dataset run injecagent.toml --target openai:gpt-4o-mini -o results.jsonl`,
@@ -56,6 +62,7 @@ writes, dataset run reads. --list names the benchmarks and what each reads.`,
 	f.StringVarP(&o.Output, "output", "o", "", "write the dataset to `FILE.toml` (required)")
 	f.BoolVar(&o.Force, "force", false, "overwrite an existing output file")
 	f.BoolVar(&o.List, "list", false, "list the benchmarks pikit imports")
+	f.BoolVar(&o.TrustConfig, "trust-config", false, "read the benchmark's files through symbolic links that leave its directory, and files with other names (hard links)")
 	f.StringArrayVar(&o.Set, "set", nil, "an importer option `KEY=VALUE` (repeatable), e.g. limit=100 or positions=start,end; an unknown key lists the importer's options")
 	return cmd
 }
@@ -74,7 +81,13 @@ func runImport(streams IO, o *importOptions, kind, path string) error {
 	if err := importer.Registry.Check(kind); err != nil {
 		return usage(err)
 	}
-	imp, err := importer.New(kind, o.Set)
+	set := o.Set
+	if info, _ := importer.Registry.Lookup(kind); o.TrustConfig {
+		if _, ok := info.Option(importer.TrustOption); ok {
+			set = append(slices.Clone(set), importer.TrustOption+"=true")
+		}
+	}
+	imp, err := importer.New(kind, set)
 	if err != nil {
 		return usage(fmt.Errorf("--set: %w", err))
 	}
@@ -109,7 +122,7 @@ func runImport(streams IO, o *importOptions, kind, path string) error {
 	// needed after it, and ds is not used past the call, so Encode, the
 	// last user of the importer's values, lets them go before it parses
 	// the text back; the parsed dataset goes once its cases are counted.
-	scenarios, leftOut := len(ds.Scenarios), ds.LeftOut
+	scenarios, leftOut, leftOutCount := len(ds.Scenarios), ds.LeftOut, ds.LeftOutCount
 	var text bytes.Buffer
 	loaded, err := dataset.Encode(&text, o.Output, &ds.File)
 	if err != nil {
@@ -120,15 +133,14 @@ func runImport(streams IO, o *importOptions, kind, path string) error {
 		return fmt.Errorf("writing %s: %w", o.Output, err)
 	}
 	const shown = 10
-	for i, e := range leftOut {
-		if i == shown {
-			fmt.Fprintf(streams.ErrOut, "warning: and %d more cases left out\n", len(leftOut)-shown)
-			break
-		}
+	for _, e := range leftOut[:min(len(leftOut), shown)] {
 		fmt.Fprintf(streams.ErrOut, "warning: left out: %s\n", termsafe.Line(e.Error()))
 	}
+	if n := leftOutCount - min(len(leftOut), shown); n > 0 {
+		fmt.Fprintf(streams.ErrOut, "warning: and %d more cases left out\n", n)
+	}
 	left := ""
-	if n := len(leftOut); n > 0 {
+	if n := leftOutCount; n > 0 {
 		left = fmt.Sprintf(" (%d left out)", n)
 	}
 	fmt.Fprintf(streams.ErrOut, "%s: %d scenarios, %d cases%s from %s\nrun it: pikit dataset run %s\n", o.Output, scenarios, cases, left, path, o.Output)

@@ -101,9 +101,9 @@ func newJudgeEvalCmd(streams IO, runF func(context.Context, *judgeEvalOptions, s
 	cmd := &cobra.Command{
 		Use:   "eval LABELS.jsonl [--judge rule|rule:pikit|match|llm]",
 		Short: "Score a judge's verdicts against labelled replies: precision, recall, confusion",
-		Long: `Run a judge over a file of replies that people labelled and compare its
+		Long: fmt.Sprintf(`Run a judge over a file of replies that people labelled and compare its
 verdicts with their labels: precision, recall and F1 for success (full_success
-and sink_attempted), with 95% Wilson intervals; agreement on the outcome; the
+and sink_attempted), with 95%% Wilson intervals; agreement on the outcome; the
 confusion matrix over outcomes; and every reply on which the judge and the
 label differ, with both reasons.
 
@@ -113,10 +113,12 @@ The file holds one JSON object a line: "id", "label" (an outcome), "reason",
 whole "trace" (pikit's trace_data), or "reply" with the essentials "system",
 "user", "tool_result" (where the payload arrived, if not in the user message)
 and "sink_calls" ([{"tool": ..., "arguments": {...}}]). "source" is free
-metadata. "-" reads standard input.
+metadata. "-" reads standard input. A record gives at most %d sink calls
+and a trace of at most %d steps (a labelled reply is one run of an agent):
+a record over either is refused, naming its line, rather than judged cut.
 
 --min-precision and --min-recall fail the command (exit 1) when the judge
-scores under them: a check for CI. Bad input exits 2, naming the line.`,
+scores under them: a check for CI. Bad input exits 2, naming the line.`, eval.MaxSinkCalls, eval.MaxSteps),
 		Example: `  pikit judge eval judge/eval/testdata/real.jsonl
   pikit judge eval labels.jsonl --judge rule:pikit --json
   pikit judge eval labels.jsonl --min-precision 0.95 --min-recall 0.95

@@ -113,6 +113,18 @@ func (r *Record) Trace() agent.Trace {
 	return tr
 }
 
+// MaxSinkCalls bounds the sink calls of one record (its sink_calls, or
+// its trace's), and MaxSteps the steps of its trace and the tool calls its
+// model steps ask for. A labelled reply is one run of an agent: pikit's
+// own loop makes at most max_steps (8 by default) model calls. A record
+// over a bound is refused, not cut: a cut trace could earn another verdict
+// than the one its label describes, and the score would be wrong in
+// silence.
+const (
+	MaxSinkCalls = 1000
+	MaxSteps     = 5000
+)
+
 // ErrFormat is wrapped by every error about the content of a
 // labelled-replies file (not by a failure to read it).
 var ErrFormat = errors.New("bad labelled-replies file")
@@ -237,6 +249,9 @@ func parse(b []byte) (Record, error) {
 		return Record{}, errors.New("more than one JSON value on the line: want one object a line")
 	}
 	rec := w.Record
+	if err := checkSize(&rec); err != nil {
+		return rec, err
+	}
 	switch {
 	case rec.ID == "":
 		return rec, errors.New(`id: missing: each record needs an id (e.g. "smol-0001")`)
@@ -273,6 +288,34 @@ func parse(b []byte) (Record, error) {
 		}
 	}
 	return rec, nil
+}
+
+// checkSize refuses a record over MaxSinkCalls or MaxSteps.
+func checkSize(rec *Record) error {
+	over := func(key string, n, limit int, what string) error {
+		return fmt.Errorf("%s: %d %s, over the %d a record may give: a labelled reply is one run of an agent; label a shorter one", key, n, what, limit)
+	}
+	if n := len(rec.SinkCalls); n > MaxSinkCalls {
+		return over("sink_calls", n, MaxSinkCalls, "calls")
+	}
+	tr := rec.TraceData
+	if tr == nil {
+		return nil
+	}
+	if n := len(tr.SinkCalls); n > MaxSinkCalls {
+		return over("trace", n, MaxSinkCalls, "sink calls")
+	}
+	if n := len(tr.Steps); n > MaxSteps {
+		return over("trace", n, MaxSteps, "steps")
+	}
+	calls := 0
+	for _, s := range tr.Steps {
+		calls += len(s.ToolCalls)
+	}
+	if calls > MaxSteps {
+		return over("trace", calls, MaxSteps, "tool calls asked for")
+	}
+	return nil
 }
 
 // jsonError says what is wrong with a line that did not decode.

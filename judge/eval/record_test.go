@@ -2,7 +2,9 @@ package eval
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/pikit-go/pikit/agent"
 	"github.com/pikit-go/pikit/judge"
+	"github.com/pikit-go/pikit/target"
 )
 
 const okLine = `{"id": "a", "label": "taint_delivered", "reason": "ignored it", "task": "Say X.", "canary": "X", "user": "Hi. Say X.", "reply": "Hello."}`
@@ -58,6 +61,72 @@ func TestReadErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// callsLine is a labelled line whose reply comes with n identical sink
+// calls, in its essentials or (trace) in a trace of as many steps.
+func callsLine(n int, trace bool) string {
+	rec := map[string]any{"id": "flood", "label": "sink_attempted", "reason": "calls the sink", "task": "send mail"}
+	if !trace {
+		calls := make([]Call, n)
+		for i := range calls {
+			calls[i] = Call{Tool: "send_email", Arguments: map[string]any{"to": "a@b.example"}}
+		}
+		rec["reply"], rec["user"], rec["sink_calls"] = "done", "hi", calls
+	} else {
+		tr := agent.Trace{FinalText: "done", TaintDelivered: true}
+		for i := range n {
+			tr.Steps = append(tr.Steps, agent.Step{Index: i, Kind: agent.StepTool, Tool: "send_email", Sink: true})
+			tr.SinkCalls = append(tr.SinkCalls, agent.SinkCall{Step: i, Tool: "send_email"})
+		}
+		rec["trace"] = tr
+	}
+	b, err := json.Marshal(rec)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// TestReadCallBounds: a record may give at most MaxSinkCalls sink calls
+// and a trace of at most MaxSteps steps; a line of 40,000 identical calls
+// is refused, naming its line, before a judge reads it.
+func TestReadCallBounds(t *testing.T) {
+	tests := []struct {
+		name string
+		line string
+		want string // "" when the record loads
+	}{
+		{"sink calls at the bound", callsLine(MaxSinkCalls, false), ""},
+		{"40,000 sink calls", callsLine(40_000, false), fmt.Sprintf("t.jsonl:2: sink_calls: 40000 calls, over the %d", MaxSinkCalls)},
+		{"a trace at the bound", callsLine(MaxSinkCalls, true), ""},
+		{"a trace of 40,000 sink calls", callsLine(40_000, true), fmt.Sprintf("t.jsonl:2: trace: 40000 sink calls, over the %d", MaxSinkCalls)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			recs, err := Read(strings.NewReader(okLine+"\n"+tt.line+"\n"), "t.jsonl", 64<<20)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatal(err)
+			case tt.want == "" && len(recs) != 2:
+				t.Fatalf("%d records", len(recs))
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want) || !errors.Is(err, ErrFormat)):
+				t.Errorf("error %v, want one with %q", err, tt.want)
+			}
+		})
+	}
+	steps := agent.Trace{FinalText: "done", Steps: make([]agent.Step, MaxSteps+1)}
+	b, _ := json.Marshal(map[string]any{"id": "long", "label": "refused", "reason": "r", "task": "t", "trace": steps})
+	_, err := Read(strings.NewReader(string(b)), "t.jsonl", 64<<20)
+	if want := fmt.Sprintf("t.jsonl:1: trace: %d steps, over the %d", MaxSteps+1, MaxSteps); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v, want one with %q", err, want)
+	}
+	asked := agent.Trace{FinalText: "done", Steps: []agent.Step{{Kind: agent.StepModel, ToolCalls: make([]target.ToolCall, MaxSteps+1)}}}
+	b, _ = json.Marshal(map[string]any{"id": "asks", "label": "refused", "reason": "r", "task": "t", "trace": asked})
+	_, err = Read(strings.NewReader(string(b)), "t.jsonl", 64<<20)
+	if want := fmt.Sprintf("t.jsonl:1: trace: %d tool calls asked for, over the %d", MaxSteps+1, MaxSteps); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v, want one with %q", err, want)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -158,5 +159,31 @@ func TestCount(t *testing.T) {
 	want := []LabelCount{{judge.FullSuccess, 1}, {judge.Refused, 2}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("%v", got)
+	}
+}
+
+// sinkFlood is a record whose reply comes with n identical sink calls.
+func sinkFlood(n int) Record {
+	r := Record{ID: "flood", Label: judge.SinkAttempted, Reason: "calls the sink", Task: "send mail", Reply: "done", User: "hi"}
+	r.SinkCalls = make([]Call, n)
+	for i := range r.SinkCalls {
+		r.SinkCalls[i] = Call{Tool: "send_email", Arguments: map[string]any{"to": "a@b.example"}}
+	}
+	return r
+}
+
+// BenchmarkEvaluateSinkCalls judges one record with many sink calls: the
+// work must grow with their number, not its square.
+func BenchmarkEvaluateSinkCalls(b *testing.B) {
+	for _, n := range []int{40_000, 300_000} {
+		recs := []Record{sinkFlood(n)}
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Evaluate(context.Background(), judge.Rule{}, "rule", recs); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
