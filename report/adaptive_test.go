@@ -566,7 +566,7 @@ func adaptiveHostileJSONL() []byte {
 		`{"key":"h7","attack":"naive","defense":"d","outcome":"refused","success":false,"metadata":{"adaptive":null}}`,
 		`{"key":"h8","attack":"naive","defense":"d","outcome":"refused","success":false,"note":"\"adaptive\"","metadata":{"x":{"adaptive":{"rounds":9}}}}`,
 		`{"key":"h9","attack":"custom","defense":"d","outcome":"full_success","success":true,"metadata":{"adaptive":{"strategy":"pair","rounds":1e6,"success_round":1e6,"stop":"success"},"adaptive":{"strategy":"pair","rounds":2,"success_round":2,"stop":"success"}}}`,
-		`{"key":"h10","attack":"adaptive","defense":"d","outcome":"runtime_error","success":true,"metadata":{"adaptive":{"success_round":1}}}`,
+		`{"key":"h10","attack":"adaptive","defense":"d","outcome":"runtime_error","success":false,"metadata":{"adaptive":{"success_round":1}}}`,
 		`{"key":"h11","attack":"adaptive","defense":"d","outcome":"full_success","success":true,"metadata":{"adaptive":{"success_round":99999999999999999999999999,"rounds":1e-7}}}`,
 	}
 	var b strings.Builder

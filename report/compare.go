@@ -162,18 +162,29 @@ func hexKey(k string) (uint64, bool) {
 	}
 	var v uint64
 	for i := 0; i < len(k); i++ {
-		c := k[i]
-		switch {
-		case c >= '0' && c <= '9':
-			v = v<<4 | uint64(c-'0')
-		case c >= 'a' && c <= 'f':
-			v = v<<4 | uint64(c-'a'+10)
-		default:
+		d := hexDigit[k[i]]
+		if d > 15 {
 			return 0, false
 		}
+		v = v<<4 | uint64(d)
 	}
 	return v, true
 }
+
+// hexDigit is the value of each lowercase hex digit, 0xff for any other
+// byte.
+var hexDigit = func() (t [256]uint8) {
+	for i := range t {
+		t[i] = 0xff
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = uint8(c - '0')
+	}
+	for c := 'a'; c <= 'f'; c++ {
+		t[c] = uint8(c - 'a' + 10)
+	}
+	return t
+}()
 
 // NewComparer returns a Comparer grouping by the named fields.
 func NewComparer(by ...string) *Comparer {

@@ -2,10 +2,12 @@ package report
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 
 	"github.com/pikit-go/pikit/judge"
+	"github.com/pikit-go/pikit/result"
 )
 
 // Source is one JSONL results stream that can be opened more than once.
@@ -39,6 +41,11 @@ func Dedup(srcs []Source, w io.Writer) (DedupStats, error) {
 // them (pikit merge checks its output only once its inputs have read
 // as results) or asks afterwards which keys were written.
 type Deduper struct {
+	// Check has Scan read each line as a result (the key alone
+	// otherwise): a line that is not one, or whose verdict is not one
+	// (an unknown outcome, a success flag that disagrees with it), is
+	// an error naming its source and line, as Scan's readers refuse it.
+	Check bool
 	state map[string]uint8
 }
 
@@ -54,8 +61,16 @@ func NewDeduper() *Deduper { return &Deduper{state: map[string]uint8{}} }
 // Scan reads srcs for the keys that have a result other than a runtime
 // error.
 func (d *Deduper) Scan(srcs []Source) error {
+	var dec result.Decoder
+	var brief result.Brief
 	for _, src := range srcs {
 		err := scanSource(src, func(li LineInfo) error {
+			if d.Check {
+				brief = result.Brief{}
+				if err := dec.Decode(li.Line, &brief); err != nil {
+					return dataErrorf(src.Name, li.Number, err, "not a result")
+				}
+			}
 			s := d.state[li.Key] | dedupSeen
 			if li.Outcome != judge.RuntimeError {
 				s |= dedupGood
@@ -107,7 +122,10 @@ func scanSource(src Source, fn func(LineInfo) error) error {
 	}
 	defer rc.Close()
 	partial, err := ScanKeys(rc, fn)
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrNotResults):
+		return err // named already
+	case err != nil:
 		return fmt.Errorf("%s: %w", src.Name, err)
 	}
 	if partial != nil {

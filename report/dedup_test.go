@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -59,4 +60,25 @@ func (endless) Read(p []byte) (int, error) {
 		p[i] = 'a'
 	}
 	return len(p), nil
+}
+
+// TestDeduperCheck: with Check, a line that is not a good result (a
+// verdict that disagrees, an unknown outcome) is refused, naming its
+// source and line.
+func TestDeduperCheck(t *testing.T) {
+	for _, bad := range []string{
+		`{"key":"k2","attack":"naive","outcome":"refused","success":true}`,
+		`{"key":"k2","attack":"naive","outcome":"pwned"}`,
+	} {
+		d := NewDeduper()
+		d.Check = true
+		err := d.Scan([]Source{source("bad.jsonl", line("k1", "refused")+bad+"\n")})
+		if err == nil || !strings.Contains(err.Error(), "bad.jsonl:2: not a result") || !errors.Is(err, ErrNotResults) {
+			t.Errorf("%s: %v", bad, err)
+		}
+		// Without Check, only the keys are read (objstore's shards).
+		if err := NewDeduper().Scan([]Source{source("bad.jsonl", bad+"\n")}); err != nil {
+			t.Errorf("unchecked: %v", err)
+		}
+	}
 }

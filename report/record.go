@@ -1,7 +1,9 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 
@@ -23,9 +25,10 @@ type Record struct {
 	// of a JSON array element's opening brace, or the line of its CSV row.
 	Line int
 
-	file string         // the file's name, for errors
-	raw  []byte         // the result's JSON text; valid during a Scan callback
-	full *matrix.Result // the whole result, when the reader has it
+	file   string         // the file's name, for errors
+	raw    []byte         // the result's JSON text; valid during a Scan callback
+	full   *matrix.Result // the whole result, when the reader has it
+	noText bool           // a copy without raw or full: Result cannot decode it
 }
 
 // Result returns the whole result. In a Scan callback, call it during the
@@ -33,6 +36,9 @@ type Record struct {
 func (r *Record) Result() (matrix.Result, error) {
 	if r.full != nil {
 		return *r.full, nil
+	}
+	if r.noText {
+		return matrix.Result{}, errNoText
 	}
 	var res matrix.Result
 	if r.raw == nil {
@@ -44,6 +50,9 @@ func (r *Record) Result() (matrix.Result, error) {
 	normalize(&res)
 	return res, nil
 }
+
+// errNoText is the error of Result on a record kept without its text.
+var errNoText = errors.New("the result's text was not kept (RecordDedup.KeepText)")
 
 // RecordOf returns the Record of a result in memory; its Result returns
 // the result itself.
@@ -129,6 +138,22 @@ func (r *Record) Field(name string) string {
 		return string(r.Outcome)
 	}
 	return ""
+}
+
+// detach returns a copy of r that stays valid after a Scan callback: its
+// metadata, and with text the text its Result decodes, copied out of the
+// reader's buffer. Without text, the copy's Result is an error.
+func (r *Record) detach(text bool) Record {
+	c := *r
+	c.raw, c.full, c.noText = nil, nil, r.noText || !text
+	if text {
+		c.raw, c.full = bytes.Clone(r.raw), r.full
+	}
+	c.MetadataText = bytes.Clone(r.MetadataText)
+	if r.Utility != nil {
+		c.SetUtility(*r.Utility) // not the reader's copy of it
+	}
+	return c
 }
 
 // normalize fills in the case id the Python pikit's files carry only as a

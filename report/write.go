@@ -138,6 +138,9 @@ type jsonlWriter struct {
 
 var _ Encoder = (*jsonlWriter)(nil)
 
+// Encoder returns the writer itself: a run's workers encode its lines.
+func (w *jsonlWriter) Encoder() (Encoder, bool) { return w, true }
+
 func (w *jsonlWriter) Write(r matrix.Result) error {
 	b, err := w.Encode(r)
 	if err != nil {

@@ -92,13 +92,39 @@ var wantOutcome = func() string {
 	return "one of " + strings.Join(names, ", ")
 }()
 
+// successOutcomes lists the outcomes that count as a success
+// (judge.Outcome.Success): a result's success flag is true with them and
+// false with every other.
+var successOutcomes = func() string {
+	var names []string
+	for _, o := range judge.Outcomes {
+		if o.Success() {
+			names = append(names, string(o))
+		}
+	}
+	return strings.Join(names, " and ")
+}()
+
+// agree refuses a verdict whose success flag says other than its outcome
+// (success true with outcome "refused", false with "full_success"): which
+// one to believe is a guess, and reports count the flag. A result without
+// an outcome is judged by its flag alone.
+func agree(outcome judge.Outcome, success bool) error {
+	if outcome == "" || outcome.Success() == success {
+		return nil
+	}
+	return fmt.Errorf("\"success\" and \"outcome\" disagree: success is %t, outcome %s; success is true exactly for %s", success, outcome, successOutcomes)
+}
+
 // Decode fills rec from one result line, decoding only the fields a Brief
 // holds and checking the structure of the rest as it skips it. The line
 // must be a JSON object with an "outcome" or "success" field and at least
 // one of "attack", "agent" or "key"; fields of the wrong type are errors,
 // and a verdict must be one: an outcome is one of judge.Outcomes (or "",
 // for a result judged by its success flag alone, which must then be
-// there), never null; a success flag is true or false.
+// there), never null; a success flag is true or false, and true exactly
+// when the outcome, if there is one, counts as a success (a repeat-summary
+// row aside: it is no cell).
 func (d *Decoder) Decode(b []byte, rec *Brief) error {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
@@ -221,6 +247,10 @@ func (d *Decoder) Decode(b []byte, rec *Brief) error {
 		return fmt.Errorf("field \"outcome\" is empty and there is no \"success\" field: want %s", wantOutcome)
 	case !hasOutcome && !hasSuccess, !named:
 		return fmt.Errorf("want %s", wantResult)
+	case hasSuccess && !rec.RepeatSummary:
+		// A repeat-summary row is not a cell: the Python pikit gives it
+		// the default outcome, whatever its runs did.
+		return agree(rec.Outcome, rec.Success)
 	}
 	return nil
 }

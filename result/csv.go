@@ -3,6 +3,7 @@ package result
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -192,9 +193,11 @@ func (r *Result) AppendCSV(row []string) ([]string, error) {
 // and whether the file has that column. The verdict must be one: an
 // outcome cell, when there is one and it is not empty, holds one of
 // judge.Outcomes, and a success cell holds true or false (in any case: the
-// Python pikit writes True and False); without an outcome the success
-// cell is the verdict. Other typed cells (the flags, the integers) are
-// empty or of their type. The error names the column.
+// Python pikit writes True and False), true exactly when the outcome
+// counts as a success (a repeat-summary row, which is no cell, aside);
+// without an outcome the success cell is the verdict. Other typed cells
+// (the flags, the integers) are empty or of their type. The error names
+// the column.
 func FromCSV(get func(name string) (string, bool)) (Result, error) {
 	var c csvRow
 	var bad error
@@ -217,6 +220,11 @@ func FromCSV(get func(name string) (string, bool)) (Result, error) {
 		var err error
 		if c.res.Success, err = readFlag("success", success, false); err != nil {
 			return c.res, err
+		}
+		if !slices.Contains(c.res.Signals, RepeatSummarySignal) {
+			if err := agree(c.res.Outcome, c.res.Success); err != nil {
+				return c.res, err
+			}
 		}
 	}
 	if bad != nil {

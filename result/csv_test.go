@@ -109,3 +109,30 @@ func TestColumnsAreResultFields(t *testing.T) {
 		}
 	}
 }
+
+// TestFromCSVVerdictAgreement: a row whose success cell and outcome cell
+// disagree is refused, in either of the Python pikit's spellings.
+func TestFromCSVVerdictAgreement(t *testing.T) {
+	tests := []struct {
+		outcome, success, signals string
+		refused                   bool
+	}{
+		{"refused", "True", "", true},
+		{"full_success", "false", "", true},
+		{"runtime_error", "TRUE", "", true},
+		{"full_success", "True", "", false},
+		{"refused", "False", "", false},
+		{"", "True", "", false},
+		{"not_reached", "True", "repeat_summary", false}, // no cell: the Python pikit's default outcome
+	}
+	for _, tt := range tests {
+		row := map[string]string{"key": "k", "attack": "naive", "outcome": tt.outcome, "success": tt.success, "signals": tt.signals}
+		_, err := result.FromCSV(func(name string) (string, bool) { v, ok := row[name]; return v, ok })
+		switch {
+		case tt.refused && (err == nil || !strings.Contains(err.Error(), "disagree")):
+			t.Errorf("outcome %q, success %q: %v, want the disagreement refused", tt.outcome, tt.success, err)
+		case !tt.refused && err != nil:
+			t.Errorf("outcome %q, success %q: %v, want it read", tt.outcome, tt.success, err)
+		}
+	}
+}

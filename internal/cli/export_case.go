@@ -81,7 +81,7 @@ characters), and read back by the dataset loader before it is written.`,
 	f.StringVar(&o.Key, "key", "", "export only the result with this cell `KEY` (or a prefix of it, such as the 8 characters in a default case id)")
 	f.StringVar(&o.Case, "case", "", "export only the results of the dataset case with this `ID`")
 	f.StringVar(&o.From, "from", "", "the config or dataset (`FILE` or built-in name) the results came from: the fields a result does not record are copied from it")
-	f.StringVarP(&o.Output, "output", "o", "", "write the cases to `FILE` (.toml) instead of standard output")
+	f.StringVarP(&o.Output, "output", "o", "", "write the cases to `FILE` (.toml) instead of standard output (-)")
 	f.BoolVar(&o.Force, "force", false, "overwrite an existing --output file")
 	f.StringVar(&o.ID, "id", "", "the `ID` of the exported case (one case only; default: <case id or cell>-adaptive-<key>)")
 	return cmd
@@ -96,6 +96,9 @@ func runExportCase(streams IO, o *exportCaseOptions, results string) error {
 	}
 	if _, err := report.InputFormatOf(results); err != nil {
 		return usage(err)
+	}
+	if o.Output == "-" {
+		o.Output = "" // standard output, as without --output
 	}
 	if o.Output != "" {
 		if ext := strings.ToLower(filepath.Ext(o.Output)); ext != ".toml" {

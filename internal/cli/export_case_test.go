@@ -472,6 +472,7 @@ func TestExportCaseFlags(t *testing.T) {
 		{"output exists", []string{results, "-o", existing}, ExitUsage, "--force", nil},
 		{"output is input", []string{results, "--from", config, "-o", config}, ExitUsage, "also an input", nil},
 		{"output not toml", []string{results, "-o", filepath.Join(dir, "out.txt")}, ExitUsage, "ends in .toml", nil},
+		{"output - is stdout", []string{results, "--case", "di-001", "-o", "-"}, 0, "exported 1 case", []string{"di-001-adaptive-aaaa1111"}},
 		{"too many args", []string{results, results}, ExitUsage, "accepts 1 arg", nil},
 	}
 	for _, tt := range tests {

@@ -46,7 +46,8 @@ recorded them) is kept as it was and counted. Standard error says how many
 verdicts changed, from which outcome to which.
 
 RESULTS is JSONL or JSON ("-" reads JSONL from standard input); CSV results
-hold no trace. OUT is JSONL, written whole or not at all.`,
+hold no trace. OUT is JSONL, written whole or not at all ("-" writes it to
+standard output as it goes).`,
 		Example: `  pikit judge rescore results.jsonl -o rescored.jsonl
   pikit judge rescore results.jsonl -o pikit-verdicts.jsonl --judge rule:pikit
   pikit judge rescore results.jsonl -o llm.jsonl --judge llm --judge-target openai:gpt-4o-mini`,
@@ -63,7 +64,7 @@ hold no trace. OUT is JSONL, written whole or not at all.`,
 	}
 	f := cmd.Flags()
 	o.addFlags(f, "judge with")
-	f.StringVarP(&o.Output, "output", "o", "", "the rescored results `FILE` (.jsonl)")
+	f.StringVarP(&o.Output, "output", "o", "", "the rescored results `FILE` (.jsonl; - for standard output)")
 	f.BoolVar(&o.Force, "force", false, "overwrite an existing output file")
 	return cmd
 }
@@ -80,7 +81,7 @@ func runJudgeRescore(ctx context.Context, streams IO, o *judgeRescoreOptions, fi
 	if o.Output == "" {
 		return usage(errors.New("--output FILE.jsonl is required"))
 	}
-	if f, err := report.FormatOf(o.Output); err != nil || f != ".jsonl" {
+	if f, err := report.FormatOf(o.Output); o.Output != "-" && (err != nil || f != ".jsonl") {
 		return usage(fmt.Errorf("%s: rescore writes JSONL", o.Output))
 	}
 	in, err := report.InputFormatOf(file)
@@ -98,7 +99,7 @@ func runJudgeRescore(ctx context.Context, streams IO, o *judgeRescoreOptions, fi
 	if err := checkOutput("--output", o.Output, file); err != nil {
 		return err
 	}
-	if !o.Force {
+	if !o.Force && o.Output != "-" {
 		if _, err := os.Stat(o.Output); err == nil {
 			return usage(fmt.Errorf("%s: %w (use --force to overwrite)", o.Output, report.ErrExists))
 		}
@@ -109,7 +110,7 @@ func runJudgeRescore(ctx context.Context, streams IO, o *judgeRescoreOptions, fi
 	}
 	t := rescoreTally{moves: map[[2]judge.Outcome]int{}}
 	var failed error
-	err = writeFileAtomic(o.Output, func(w io.Writer) error {
+	err = writeOutput(jsonlOut(streams), o.Output, func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 1<<20)
 		out := report.NewJSONL(bw)
 		var fnErr error // an error of ours, not of the file
@@ -141,7 +142,7 @@ func runJudgeRescore(ctx context.Context, streams IO, o *judgeRescoreOptions, fi
 		return err
 	}
 	fmt.Fprintf(streams.ErrOut, "rescored %d results of %s with %s: %d verdicts changed, %d kept as they were (no trace or no judged_against) → %s\n",
-		t.judged, termsafe.Line(file), o.Judge, t.changed, t.kept, termsafe.Line(o.Output))
+		t.judged, termsafe.Line(file), o.Judge, t.changed, t.kept, termsafe.Line(outName(o.Output)))
 	moves := make([][2]judge.Outcome, 0, len(t.moves))
 	for m := range t.moves {
 		moves = append(moves, m)

@@ -197,3 +197,24 @@ func TestJudgeRescoreOptions(t *testing.T) {
 		t.Errorf("%+v", got)
 	}
 }
+
+// TestJudgeRescoreToStdout: rescore -o - writes the rescored JSONL to
+// standard output (from standard input too), never a file named "-".
+func TestJudgeRescoreToStdout(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	in := rescoreResults(t, dir)
+	text, err := os.ReadFile(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"judge", "rescore", in, "-o", "-"}, {"judge", "rescore", "-", "-o", "-"}} {
+		r := runStdin(t, string(text), args...)
+		if r.code != 0 || len(stdoutKeys(t, r.out)) != 4 || !strings.Contains(r.err, "→ standard output") {
+			t.Errorf("%v: %+v", args, r)
+		}
+		if _, err := os.Lstat(filepath.Join(dir, "-")); err == nil {
+			t.Fatalf("%v: a file named - was written", args)
+		}
+	}
+}

@@ -44,7 +44,7 @@ s3://BUCKET/PREFIX/ reads every shard a sharded run stored there.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&o.Output, "output", "o", "", "the merged `FILE` (.jsonl)")
+	f.StringVarP(&o.Output, "output", "o", "", "the merged `FILE` (.jsonl; - for standard output)")
 	f.BoolVar(&o.Force, "force", false, "overwrite an existing output file")
 	f.StringVarP(&o.Config, "config", "c", "", "check coverage of this experiment config's plan")
 	f.StringVar(&o.Dataset, "dataset", "", "check coverage of this dataset's plan")
@@ -59,7 +59,7 @@ func runMerge(ctx context.Context, streams IO, o *mergeOptions, inputs []string)
 	if objstore.IsURL(o.Output) {
 		return usage(fmt.Errorf("%s: merge writes a local .jsonl file; give a path", o.Output))
 	}
-	if f, err := report.FormatOf(o.Output); err != nil || f != ".jsonl" {
+	if f, err := report.FormatOf(o.Output); o.Output != "-" && (err != nil || f != ".jsonl") {
 		return usage(fmt.Errorf("%s: merge writes JSONL", o.Output))
 	}
 	if err := checkOutput("--output", o.Output, append(append([]string(nil), inputs...), o.Config, o.Dataset)...); err != nil {
@@ -100,12 +100,14 @@ func runMerge(ctx context.Context, streams IO, o *mergeOptions, inputs []string)
 		srcs[i].Open = func() (io.ReadCloser, error) { return st.Open(ctx, p), nil }
 	}
 	// Pass 1: which keys have a good result somewhere (every input read
-	// as results before anything is written).
+	// as results before anything is written: a line that is not one, or
+	// whose verdict is not one, is refused).
 	d := report.NewDeduper()
+	d.Check = true
 	if err := d.Scan(srcs); err != nil {
 		return usage(err)
 	}
-	if !o.Force {
+	if !o.Force && o.Output != "-" {
 		if _, err := os.Stat(o.Output); err == nil {
 			return usage(fmt.Errorf("%s: %w (use --force to overwrite)", o.Output, report.ErrExists))
 		}
@@ -113,8 +115,9 @@ func runMerge(ctx context.Context, streams IO, o *mergeOptions, inputs []string)
 	// Pass 2: the first good line of each key, or its first line when none
 	// is good, through a temporary file beside the destination (so the
 	// final rename never crosses file systems).
+	// Standard output ("-") gets the lines as they are written.
 	var st report.DedupStats
-	err := writeFileAtomic(o.Output, func(w io.Writer) error {
+	err := writeOutput(jsonlOut(streams), o.Output, func(w io.Writer) error {
 		var err error
 		st, err = d.Write(srcs, w)
 		return err
@@ -122,7 +125,7 @@ func runMerge(ctx context.Context, streams IO, o *mergeOptions, inputs []string)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(streams.ErrOut, "merged %d files: %d results (%d duplicates dropped, %d runtime errors kept) → %s\n", len(inputs), st.Kept, st.Duplicates, st.Errors, o.Output)
+	fmt.Fprintf(streams.ErrOut, "merged %d files: %d results (%d duplicates dropped, %d runtime errors kept) → %s\n", len(inputs), st.Kept, st.Duplicates, st.Errors, outName(o.Output))
 	if plan == nil {
 		return nil
 	}

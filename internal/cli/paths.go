@@ -54,6 +54,14 @@ func checkOutput(flag, out string, inputs ...string) error {
 	return nil
 }
 
+// outName names an output in messages: "standard output" for "-".
+func outName(path string) string {
+	if path == "-" {
+		return "standard output"
+	}
+	return path
+}
+
 // output is one file a command writes: its flag and its path ("-" for
 // standard output).
 type output struct{ flag, path string }

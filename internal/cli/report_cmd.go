@@ -27,25 +27,40 @@ import (
 // a newline or tab in one cannot break a row.
 
 // scanResults reads results files in order ("-" is in, read as JSONL),
-// calling fn with each result's Record; only the fields a Record holds are
-// decoded, so memory does not grow with the files. A file that cannot be
-// read or is not results is a usage error (exit 2), naming the file and
-// line.
+// calling fn with each cell's Record once (report.RecordDedup: a key's
+// first verdict, a rerun's result over a runtime error; the runtime
+// errors last), and returns how many duplicate lines it passed over. Only
+// the fields a Record holds are decoded, so memory does not grow with the
+// files beyond a set of their keys. whole says that fn reads whole results
+// (Record.Result): a runtime error held for the end keeps its text. A
+// file that cannot be read or is not results is a usage error (exit 2),
+// naming the file and line.
 //
 // An s3:// argument is the prefix of a sharded run (see resultsReader).
-func scanResults(r resultsReader, files []string, fn func(*report.Record) error) error {
+func scanResults(r resultsReader, files []string, whole bool, fn func(*report.Record) error) (dups int, err error) {
+	d := report.NewRecordDedup(fn)
+	d.KeepText = whole
 	for _, f := range files {
 		if objstore.IsURL(f) {
-			if err := r.scanPrefix(f, fn); err != nil {
-				return err
+			if err := r.scanPrefix(f, d.Add); err != nil {
+				return 0, err
 			}
 			continue
 		}
-		if err := scanResultsFile(r.streams.In, f, fn, nil); err != nil {
-			return usage(err)
+		if err := scanResultsFile(r.streams.In, f, d.Add, nil); err != nil {
+			return 0, usage(err)
 		}
 	}
-	return nil
+	return d.Duplicates(), d.Flush()
+}
+
+// sayDuplicates tells, on stderr, how many duplicate results a command
+// passed over, if any.
+func sayDuplicates(w io.Writer, cmd string, n int) {
+	if n > 0 {
+		fmt.Fprintf(w, "%s: passed over %d duplicate %s (a cell key read before: each cell counts once, by its first verdict, a rerun's over a runtime error)\n",
+			cmd, n, plural(n, "result", "results"))
+	}
 }
 
 // scanResultsFile reads one results file ("-" is in, read as JSONL); skip,
@@ -150,8 +165,11 @@ func newReportCmd(streams IO, runF func(*cobra.Command, *reportOptions, []string
 and CSV; "-" reads JSONL from standard input): the attack success rate
 overall and by attack, defense, channel, agent, target and dataset case,
 each as successes/n with a Wilson 95% confidence interval; runtime errors
-are left out of rates and counted beside them. Files stream: only the
-fields a summary needs are decoded, so a million-cell file takes seconds.
+are left out of rates and counted beside them. Each cell key counts once,
+whichever files repeat it: its first verdict, or a rerun's result over a
+runtime error (standard error says how many results were passed over).
+Files stream: only the fields a summary needs are decoded, so a
+million-cell file takes seconds.
 
 --html writes one self-contained page: every count and chart covers every
 cell; the table of cells with their traces lists at most --html-traces of
@@ -249,7 +267,7 @@ func runReport(cmd *cobra.Command, streams IO, o *reportOptions, files []string)
 	if err := o.s3.check(slices.ContainsFunc(files, objstore.IsURL), cmd.Flags()); err != nil {
 		return err
 	}
-	err = scanResults(resultsReader{cmd.Context(), streams, &o.s3, false}, files, func(r *report.Record) error {
+	dups, err := scanResults(resultsReader{cmd.Context(), streams, &o.s3, false}, files, page != nil, func(r *report.Record) error {
 		for _, a := range aggs {
 			a.AddRecord(r)
 		}
@@ -261,6 +279,7 @@ func runReport(cmd *cobra.Command, streams IO, o *reportOptions, files []string)
 	if err != nil {
 		return err
 	}
+	sayDuplicates(streams.ErrOut, "report", dups)
 	if page != nil {
 		if err := writeOutput(streams.Out, o.HTML, page.Write); err != nil {
 			return err
@@ -365,7 +384,8 @@ func newCompareCmd(streams IO) *cobra.Command {
 change with both intervals and a two-proportion z-test (changes with p < 0.05
 are flagged as unlikely to be noise), and list the cells (by key) whose
 verdict flipped: the first 20 in the table, every one with --format json.
-Files stream; what is kept of the base run is a small record per cell.`,
+Each run counts a cell key once, as pikit report does. Files stream; what
+is kept of the base run is a small record per cell.`,
 		Example: `  pikit compare before.jsonl after.jsonl --by defense`,
 		Args:    args(cobra.ExactArgs(2)),
 		RunE: func(cmd *cobra.Command, a []string) error {
@@ -400,12 +420,16 @@ func runCompare(cmd *cobra.Command, streams IO, o *compareOptions, files []strin
 		return err
 	}
 	in := resultsReader{cmd.Context(), streams, &o.s3, false}
-	if err := scanResults(in, files[:1], func(r *report.Record) error { c.AddBase(r); return nil }); err != nil {
+	// Each run counts its cells once; the two share their keys.
+	dups, err := scanResults(in, files[:1], false, func(r *report.Record) error { c.AddBase(r); return nil })
+	if err != nil {
 		return err
 	}
-	if err := scanResults(in, files[1:], func(r *report.Record) error { c.AddNew(r); return nil }); err != nil {
+	sayDuplicates(streams.ErrOut, "compare: base", dups)
+	if dups, err = scanResults(in, files[1:], false, func(r *report.Record) error { c.AddNew(r); return nil }); err != nil {
 		return err
 	}
+	sayDuplicates(streams.ErrOut, "compare: new", dups)
 	if o.Format == "json" {
 		return c.Comparison().WriteJSON(streams.Out)
 	}
@@ -496,7 +520,8 @@ judged cells (an empty file, every cell errored, nothing judged) fails
 unless --allow-empty: it shows nothing about the rate. A check with cells
 the judge gave no verdict on (not_judged: --judge none, or an LLM judge's
 answer that could not be read) fails unless --allow-not-judged, as each may
-hide a success; the gate says how many there were either way. --junit
+hide a success; the gate says how many there were either way. Each cell
+key counts once, as pikit report does. --junit
 writes (or overwrites) a JUnit XML report, replaced whole through a
 temporary file.`,
 		Example: `  pikit gate results.jsonl --max-asr 0.10
@@ -546,7 +571,7 @@ func runGate(cmd *cobra.Command, streams IO, o *gateOptions, files []string) err
 		return err
 	}
 	agg := report.NewAggregator(by...)
-	err = scanResults(resultsReader{cmd.Context(), streams, &o.s3, true}, files, func(r *report.Record) error { agg.AddRecord(r); return nil })
+	dups, err := scanResults(resultsReader{cmd.Context(), streams, &o.s3, true}, files, false, func(r *report.Record) error { agg.AddRecord(r); return nil })
 	var unfinished unfinishedError
 	if errors.As(err, &unfinished) {
 		// A run that has not ended has no rate to check yet.
@@ -557,6 +582,7 @@ func runGate(cmd *cobra.Command, streams IO, o *gateOptions, files []string) err
 	if err != nil {
 		return err
 	}
+	sayDuplicates(streams.ErrOut, "gate", dups)
 	sum := agg.Summary()
 	checks := report.Gate(sum, report.GateOptions{MaxASR: o.MaxASR, Strict: o.Strict, MaxErrors: maxErrors, AllowEmpty: o.AllowEmpty, AllowNotJudged: o.AllowNotJudged})
 	if w := sum.ToolErrorWarning(); w != "" {

@@ -131,13 +131,13 @@ func (o *runOptions) addFlags(cmd *cobra.Command, batch bool, skip ...string) {
 	f.StringSliceVar(&o.Attacks, "attacks", nil, "attacks to use instead of the config's, comma-separated")
 	f.StringSliceVar(&o.Defenses, "defenses", nil, "defenses and detectors to use instead of the config's, comma-separated")
 	f.StringVar(&o.AdaptiveOptions, "adaptive-options", "", `options of the adaptive attack as a JSON object, over the config's, e.g. '{"strategy": "best_of_n", "max_rounds": 20}' (pikit list attacks shows them)`)
-	f.StringVarP(&o.Output, "output", "o", "", "write results to `FILE` (.jsonl, .json or .csv; any other extension is JSON, as in the Python pikit), or as JSONL to an s3://BUCKET/PREFIX/ (an object per shard); without it, a summary table goes to stdout")
+	f.StringVarP(&o.Output, "output", "o", "", "write results to `FILE` (.jsonl, .json or .csv; any other extension is JSON, as in the Python pikit), to standard output as JSONL with -, or as JSONL to an s3://BUCKET/PREFIX/ (an object per shard); without it, a summary table goes to stdout")
 	f.BoolVar(&o.Force, "force", false, "overwrite an existing output file (of an s3:// output: this shard's objects)")
 	o.s3.addWriteFlags(f)
 	f.IntVarP(&o.Concurrency, "concurrency", "j", matrix.DefaultConcurrency, "cells run at once")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the plan and every endpoint it would contact, and send nothing")
-	f.Int64Var(&o.MaxRequests, "max-requests", 0, "stop scheduling cells after this many model requests (0: no limit)")
-	f.Int64Var(&o.MaxTokens, "max-tokens", 0, "stop scheduling cells after this many tokens, as providers report them (0: no limit)")
+	f.Int64Var(&o.MaxRequests, "max-requests", 0, "cap on the model requests sent, retries included; a cell past it is recorded as stopped by the budget (0: no limit)")
+	f.Int64Var(&o.MaxTokens, "max-tokens", 0, "refuse model requests once replies have used this many tokens, as providers report them (0: no limit)")
 	f.Int64Var(&o.MaxOutputTokens, "max-output-tokens", 0, "cap each reply of the target under test at `N` tokens: its max_tokens option for every cell, over the file's (the mock target has no cap)")
 	f.BoolVar(&o.Prefetch, "prefetch", false, "call each agent scenario's tainted tool for the model before its first turn, so a model that cannot call tools still reads the data (prefetch = true in a config)")
 	f.StringVar(&o.BaseURL, "base-url", "", "base URL of the target's API, e.g. http://127.0.0.1:8000/v1 (default: the provider's environment variable; a config's base_url needs --trust-config)")
@@ -244,7 +244,7 @@ func (o *runOptions) complete(cmd *cobra.Command) error {
 		if o.CSVRaw || o.RepeatSummary {
 			return usage(errors.New("an s3:// --output holds JSONL results: --csv-raw and --repeat-summary write files (pikit merge, then pikit report)"))
 		}
-	} else if o.Output != "" && !report.KnownFormat(o.Output) {
+	} else if o.Output != "" && !o.toStdout() && !report.KnownFormat(o.Output) {
 		fmt.Fprintf(cmd.ErrOrStderr(), "pikit: %s: writing JSON, as the Python pikit does for an extension it has no format of (.jsonl, .json and .csv name one)\n", termsafe.Line(o.Output))
 	}
 	if o.CSVRaw && !strings.HasSuffix(strings.ToLower(o.Output), ".csv") {
@@ -259,6 +259,9 @@ func (o *runOptions) complete(cmd *cobra.Command) error {
 		}
 	}
 	if o.Resume {
+		if o.toStdout() {
+			return usage(errors.New("--resume reads the results so far back from --output: standard output (-) cannot be read back; give --output FILE.jsonl"))
+		}
 		if o.Force {
 			return usage(errors.New("--resume and --force contradict each other: --force starts over, --resume continues"))
 		}
@@ -391,7 +394,7 @@ func (o *runOptions) execute(ctx context.Context, streams IO, src matrix.Source,
 			err = w.Write(r)
 		}
 		if err != nil {
-			return writeError{o.Output, err}
+			return writeError{outName(o.Output), err}
 		}
 		status.Add(r)
 		if w == nil {
@@ -439,7 +442,7 @@ func (o *runOptions) execute(ctx context.Context, streams IO, src matrix.Source,
 			}
 		}
 		if runErr != nil {
-			runErr = writeError{o.Output, runErr}
+			runErr = writeError{outName(o.Output), runErr}
 		}
 	}
 	if s3w, ok := w.(*s3Writer); ok && runErr == nil {
@@ -454,7 +457,7 @@ func (o *runOptions) execute(ctx context.Context, streams IO, src matrix.Source,
 		}
 	} else if w != nil {
 		if err := w.Close(); err != nil && runErr == nil {
-			runErr = writeError{o.Output, err}
+			runErr = writeError{outName(o.Output), err}
 		}
 	}
 	o.writeCacheStats(streams, runner)
@@ -468,16 +471,19 @@ func (o *runOptions) execute(ctx context.Context, streams IO, src matrix.Source,
 			return err
 		}
 	} else if w != nil && !errors.As(runErr, new(writeError)) {
-		fmt.Fprintf(streams.ErrOut, "results: %s\n", o.Output)
+		fmt.Fprintf(streams.ErrOut, "results: %s\n", outName(o.Output))
 	}
 	resume := ""
-	if o.Output != "" {
+	if o.Output != "" && !o.toStdout() {
 		resume = "; run the same command with --resume to finish it"
 	}
 	switch {
 	case errors.Is(runErr, matrix.ErrInterrupted), errors.Is(runErr, context.Canceled):
 		where := ""
-		if o.Output != "" {
+		switch {
+		case o.toStdout():
+			where = " and is on standard output"
+		case o.Output != "":
 			where = " and is in " + o.Output
 		}
 		how := "every cell that started finished" + where
@@ -502,6 +508,37 @@ func (o *runOptions) execute(ctx context.Context, streams IO, src matrix.Source,
 
 // writeError is a failure to write the results: the run says where it
 // failed, not where the results are.
+// toStdout reports whether --output is "-": the results go to standard
+// output as JSONL, and everything the command says goes to stderr.
+func (o *runOptions) toStdout() bool { return o.Output == "-" }
+
+// createOutput opens the --output of a command that writes its results
+// once they are all in (pikit run): a file, or standard output for "-".
+func (o *runOptions) createOutput(streams IO) (report.Writer, error) {
+	if o.toStdout() {
+		return stdoutResults(streams), nil
+	}
+	w, err := report.CreateWith(o.Output, o.Force, report.CSVOptions{Raw: o.CSVRaw})
+	if errors.Is(err, report.ErrExists) {
+		return nil, usage(err)
+	}
+	return w, err
+}
+
+// stdoutResults writes results as JSONL to standard output (--output -);
+// closing it flushes, and standard output stays open.
+func stdoutResults(streams IO) report.Writer { return report.NewJSONL(jsonlOut(streams)) }
+
+// jsonlOut is where results go as JSONL on standard output: byte for byte
+// to a pipe or a file, through the terminal-safe Out to a terminal (the
+// JSON stays valid, see termsafe), as IO.dataOut sends CSV.
+func jsonlOut(streams IO) io.Writer {
+	if streams.rawOut != nil && !isTerminal(streams.rawOut) {
+		return streams.rawOut
+	}
+	return streams.Out
+}
+
 type writeError struct {
 	out string
 	err error
@@ -820,7 +857,7 @@ func outsidePaths(cfg *matrix.Config, use string) []*matrix.Error {
 	var out []*matrix.Error
 	for _, key := range cfg.OutsidePaths() {
 		out = append(out, &matrix.Error{File: cfg.Source, Line: cfg.Line(key), Case: cfg.CaseID, Key: key,
-			Msg: "the path leaves the config's directory (symbolic links followed): a file may not choose what pikit reads (and " + use + ") or writes elsewhere; move the file beside the config, or give --trust-config"})
+			Msg: cfg.OutsideReason(key) + ": a file may not choose what pikit reads (and " + use + ") or writes elsewhere; move the file beside the config (a plain copy, not a link), or give --trust-config"})
 	}
 	return out
 }
@@ -859,11 +896,15 @@ func (o *runOptions) dryRun(streams IO, src matrix.Source, c matrix.Count) error
 	case external:
 		bound = "as many as your agent makes in each run (pikit does not bound them: --agent-timeout, --max-requests and --max-tokens do)"
 	}
-	writePlan(streams.Out, c, bound)
-	o.writeReplyCap(streams.Out, src)
-	writeEndpoints(streams.Out, eps)
+	out := streams.Out
+	if o.toStdout() {
+		out = streams.ErrOut // stdout is for results alone
+	}
+	writePlan(out, c, bound)
+	o.writeReplyCap(out, src)
+	writeEndpoints(out, eps)
 	if o.s3At != nil {
-		o.writeS3(streams.Out)
+		o.writeS3(out)
 	}
 	refused := o.refusals(src, eps)
 	if o.s3At != nil {
@@ -871,7 +912,7 @@ func (o *runOptions) dryRun(streams IO, src matrix.Source, c matrix.Count) error
 			refused = append(refused, &matrix.Error{File: o.dotenv.path, Msg: err.Error()})
 		}
 	}
-	writeRefusals(streams.Out, refused)
+	writeRefusals(out, refused)
 	return nil
 }
 
@@ -1102,8 +1143,11 @@ func preflight(streams IO, r matrix.Runner, src matrix.Source, o *runOptions) er
 // expectation) by their number; a file whose keys are not all in the plan
 // is refused.
 func (o *runOptions) openOutput(ctx context.Context, streams IO, src matrix.Source, runner *matrix.Runner, planned *int, exact *bool) (_ report.Writer, err error) {
-	if o.Output == "" {
+	switch {
+	case o.Output == "":
 		return nil, nil
+	case o.toStdout():
+		return stdoutResults(streams), nil // never resumed (complete)
 	}
 	var done map[string]bool
 	var dropped int

@@ -123,6 +123,9 @@ which tool result carried the payload, which sinks fired, and the verdict.`,
 			if err := o.complete(cmd); err != nil {
 				return err
 			}
+			if o.JSON && o.toStdout() {
+				return usage(errors.New("--json and --output - both write the results to standard output (as JSON lines): give one"))
+			}
 			if runF != nil {
 				return runF(cmd, o)
 			}
@@ -197,12 +200,14 @@ func runSingle(cmd *cobra.Command, streams IO, o *singleRunOptions) error {
 	}
 	var w report.Writer
 	if o.Output != "" {
-		if w, err = report.CreateWith(o.Output, o.Force, report.CSVOptions{Raw: o.CSVRaw}); err != nil {
-			if errors.Is(err, report.ErrExists) {
-				return usage(err)
-			}
+		if w, err = o.createOutput(streams); err != nil {
 			return err
 		}
+	}
+	// With -o -, stdout is the results': the traces go to stderr.
+	shown := streams.Out
+	if o.toStdout() {
+		shown = streams.ErrOut
 	}
 	// As in a whole run: a first signal starts no more cells (see
 	// cellContext).
@@ -212,7 +217,7 @@ func runSingle(cmd *cobra.Command, streams IO, o *singleRunOptions) error {
 	for i, r := range results {
 		if w != nil {
 			if werr := w.Write(r); werr != nil && err == nil {
-				err = fmt.Errorf("writing %s: %w", o.Output, werr)
+				err = fmt.Errorf("writing %s: %w", outName(o.Output), werr)
 			}
 		}
 		if o.JSON {
@@ -220,19 +225,19 @@ func runSingle(cmd *cobra.Command, streams IO, o *singleRunOptions) error {
 			if jerr != nil {
 				return jerr
 			}
-			fmt.Fprintf(streams.Out, "%s\n", b)
+			fmt.Fprintf(shown, "%s\n", b)
 			continue
 		}
 		if i > 0 {
-			fmt.Fprintln(streams.Out)
+			fmt.Fprintln(shown)
 		}
-		writeTrace(streams.Out, r, o.Full)
+		writeTrace(shown, r, o.Full)
 	}
 	if w != nil {
 		if cerr := w.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("writing %s: %w", o.Output, cerr)
+			err = fmt.Errorf("writing %s: %w", outName(o.Output), cerr)
 		}
-		fmt.Fprintf(streams.ErrOut, "results: %s\n", o.Output)
+		fmt.Fprintf(streams.ErrOut, "results: %s\n", outName(o.Output))
 	}
 	o.writeCacheStats(streams, runner)
 	if err != nil {

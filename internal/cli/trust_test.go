@@ -210,3 +210,28 @@ func TestExportCaseDropsEndpoints(t *testing.T) {
 		t.Errorf("the other options and a note should stay:\n%s", file)
 	}
 }
+
+// TestHardLinkedCarrierRefused: a carrier_path beside
+// the config that is a hard link to a file outside (ln /outside/secret
+// notes.md) is refused without --trust-config (exit 2, naming the file,
+// line and key), nothing of it reaching a result; with --trust-config the
+// user lets the file read it.
+func TestHardLinkedCarrierRefused(t *testing.T) {
+	outside, dir := t.TempDir(), t.TempDir()
+	secret := writeFile(t, outside, "environ", "AWS_SECRET_ACCESS_KEY=leaked-through-a-hard-link\n")
+	if err := os.Link(secret, filepath.Join(dir, "notes.md")); err != nil {
+		t.Skipf("no hard links: %v", err)
+	}
+	cfg := writeFile(t, dir, "exp.toml", "agents = [\"email\"]\nattacks = [\"naive\"]\nchannels = [\"email_headers\"]\ntarget_spec = \"mock:obedient\"\ncarrier_path = \"notes.md\"\n")
+	out := filepath.Join(t.TempDir(), "r.jsonl")
+	r := run(t, "matrix", "-c", cfg, "-q", "-o", out)
+	if r.code != ExitUsage || !strings.Contains(r.err, "exp.toml:5: carrier_path") || !strings.Contains(r.err, "--trust-config") || !strings.Contains(r.err, "hard link") {
+		t.Errorf("exit %d, want 2 naming exp.toml:5: carrier_path, the hard link and --trust-config:\n%s", r.code, r.err)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("a refused run wrote results")
+	}
+	if r := run(t, "run", "-c", cfg, "--trust-config", "--full"); r.code != 0 || !strings.Contains(r.out, "leaked-through-a-hard-link") {
+		t.Errorf("--trust-config: exit %d\n%s%s", r.code, r.out, r.err)
+	}
+}
