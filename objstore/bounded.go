@@ -2,15 +2,15 @@ package objstore
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"sync"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 )
 
 // A store is someone else's server, and its answers are read with the
@@ -23,7 +23,7 @@ import (
 const (
 	// maxAnswer bounds an answer that is not an object's body: a listing
 	// page of 1,000 keys of 1 KiB each is about 1.3 MB.
-	maxAnswer = 8 << 20
+	maxAnswer = 4 << 20
 	// maxHeader bounds an answer's headers (user metadata among them).
 	maxHeader = 64 << 10
 	// stallTimeout cuts a body from which nothing arrived for this long.
@@ -44,31 +44,58 @@ type boundedTransport struct {
 	stall     time.Duration
 }
 
-// boundedClient returns the client the store's requests go through: c
-// (nil: the SDK's default), its headers bounded and awaited at most stall
-// where it lets them be, behind boundedTransport.
-func boundedClient(c aws.HTTPClient, stall time.Duration) aws.HTTPClient {
-	if c == nil {
-		c = awshttp.NewBuildableClient()
-	}
-	if b, ok := c.(*awshttp.BuildableClient); ok {
-		c = b.WithTransportOptions(func(t *http.Transport) {
-			t.MaxResponseHeaderBytes = maxHeader
-			t.ResponseHeaderTimeout = stall
-		})
-	}
-	return doer{boundedTransport{base: roundTripper{c}, maxAnswer: maxAnswer, stall: stall}}
+// newTransport returns base behind boundedTransport, cutting bodies
+// stalled for stall.
+func newTransport(base http.RoundTripper, stall time.Duration) http.RoundTripper {
+	return boundedTransport{base: base, maxAnswer: maxAnswer, stall: stall}
 }
 
-// roundTripper sends requests through a client, as a transport.
-type roundTripper struct{ c aws.HTTPClient }
+// baseTransport returns t, or when nil a clone of Go's default transport
+// with its headers bounded and awaited at most stallTimeout, trusting the
+// certificates of AWS_CA_BUNDLE beside the system's.
+func baseTransport(t http.RoundTripper) (http.RoundTripper, error) {
+	if t != nil {
+		return t, nil
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxResponseHeaderBytes = maxHeader
+	tr.ResponseHeaderTimeout = stallTimeout
+	if path := os.Getenv("AWS_CA_BUNDLE"); path != "" {
+		pool, err := caBundle(path)
+		if err != nil {
+			return nil, err
+		}
+		tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	}
+	return tr, nil
+}
 
-func (r roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return r.c.Do(req) }
+// maxCABundle bounds the certificate file AWS_CA_BUNDLE names.
+const maxCABundle = 4 << 20
 
-// doer sends requests through a transport, as a client.
-type doer struct{ t http.RoundTripper }
-
-func (d doer) Do(req *http.Request) (*http.Response, error) { return d.t.RoundTrip(req) }
+// caBundle reads the PEM certificates at path into the system's pool.
+func caBundle(path string) (*x509.CertPool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("AWS_CA_BUNDLE: %w", err)
+	}
+	defer f.Close()
+	pem, err := io.ReadAll(io.LimitReader(f, maxCABundle+1))
+	if err != nil {
+		return nil, fmt.Errorf("AWS_CA_BUNDLE: %w", err)
+	}
+	if len(pem) > maxCABundle {
+		return nil, fmt.Errorf("AWS_CA_BUNDLE %s: larger than %d MiB", path, maxCABundle>>20)
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("AWS_CA_BUNDLE %s: no PEM certificate in it", path)
+	}
+	return pool, nil
+}
 
 func (t boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx, cancel := context.WithCancelCause(req.Context())
@@ -79,12 +106,26 @@ func (t boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	limit := t.maxAnswer
 	if isObjectBody(req, resp) {
-		limit = -1 // bounded by the reader, to the listed size
+		// An object's body is bounded by its listed size, when the
+		// caller knows it (the client itself may drain a body it
+		// refuses, so the reader's own bound is not enough).
+		limit = -1
+		if n, ok := req.Context().Value(objectSizeKey{}).(int64); ok {
+			limit = n
+		}
 	}
-	b := &guardedBody{rc: resp.Body, left: limit, ctx: ctx, cancel: cancel, stall: t.stall}
+	b := &guardedBody{rc: resp.Body, left: limit, bound: limit, ctx: ctx, cancel: cancel, stall: t.stall}
 	b.timer = time.AfterFunc(t.stall, func() { cancel(fmt.Errorf("%w for %v", errStalled, t.stall)) })
 	resp.Body = b
 	return resp, nil
+}
+
+type objectSizeKey struct{}
+
+// withObjectSize tells the transport the size an object was listed with:
+// its body is cut past it.
+func withObjectSize(ctx context.Context, size int64) context.Context {
+	return context.WithValue(ctx, objectSizeKey{}, size)
 }
 
 // isObjectBody reports whether resp carries an object's content: a
@@ -102,6 +143,7 @@ func isObjectBody(req *http.Request, resp *http.Response) bool {
 type guardedBody struct {
 	rc     io.ReadCloser
 	left   int64
+	bound  int64
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	stall  time.Duration
@@ -114,9 +156,14 @@ func (b *guardedBody) Read(p []byte) (int, error) {
 	if b.left == 0 {
 		// Exactly the bound read: one more byte says whether there is more.
 		var one [1]byte
-		if n, _ := b.rc.Read(one[:]); n > 0 {
-			return 0, fmt.Errorf("%w (over %d bytes)", errTooLarge, maxAnswer)
+		n, err := b.rc.Read(one[:])
+		if n > 0 {
+			return 0, fmt.Errorf("%w (over %d bytes)", errTooLarge, b.bound)
 		}
+		if err == nil {
+			err = io.ErrNoProgress
+		}
+		return 0, err
 	}
 	if b.left > 0 && int64(len(p)) > b.left {
 		p = p[:b.left]

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -13,51 +15,50 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/aws-sdk-go-v2/service/s3/types"
-	"github.com/aws/smithy-go"
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
 )
 
 // EndpointEnv names the variables that move the S3 endpoint, as the AWS
-// SDKs read them: the service's own first.
+// tools read them: the service's own first.
 var EndpointEnv = []string{"AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"}
 
 // DefaultRegion is the region of a store whose region no setting names
 // (S3-compatible stores accept any).
 const DefaultRegion = "us-east-1"
 
+// awsEndpoint is AWS S3's own host.
+const awsEndpoint = "s3.amazonaws.com"
+
 // Options say which store to reach.
 type Options struct {
 	// Endpoint is an S3-compatible store's URL (MinIO, Ceph, R2, a test
 	// server), addressed path-style; "" is AWS's, or the endpoint of
-	// AWS_ENDPOINT_URL_S3 (then also path-style).
+	// AWS_ENDPOINT_URL_S3 or the shared config's endpoint_url (then also
+	// path-style).
 	Endpoint string
-	// Region is the bucket's region; "" takes the standard chain's
-	// (AWS_REGION, the shared config), else DefaultRegion.
+	// Region is the bucket's region; "" takes AWS_REGION,
+	// AWS_DEFAULT_REGION or the shared config's, else DefaultRegion.
 	Region string
-	// HTTPClient, when set, sends the requests (its answers bounded
-	// as every answer is: see maxAnswer).
-	HTTPClient *http.Client
+	// Transport, when set, sends the requests (its answers bounded as
+	// every answer is: see maxAnswer).
+	Transport http.RoundTripper
 	// Attempts bounds the tries of one request (0: 6); throttling and
 	// server errors are retried with backoff.
 	Attempts int
-	// MaxBackoff bounds the wait before a retry (0: 20s).
-	MaxBackoff time.Duration
 	// StallTimeout cuts an answer from which nothing arrived for this
 	// long (0: 2 minutes).
 	StallTimeout time.Duration
 }
 
-// Store reads and writes objects. Credentials come from the AWS SDK's
-// standard chain (the environment, the shared files, web identity, the
-// container or instance role); they never appear in an error.
+// Store reads and writes objects. Credentials come from the standard
+// AWS chain (the environment, the shared credentials and config files
+// with their SSO and credential_process profiles, web identity as IRSA
+// gives it, the container or instance role); they never appear in an
+// error.
 type Store struct {
-	c        *s3.Client
+	c        *minio.Client
+	core     minio.Core
 	endpoint string // for messages: "" is AWS
 }
 
@@ -67,60 +68,49 @@ var ErrNotFound = errors.New("no such object")
 // Open prepares a client; nothing is sent until the first request.
 func Open(ctx context.Context, o Options) (*Store, error) {
 	endpoint, _ := ResolveEndpoint(o.Endpoint)
+	shared := readSharedConfig()
+	if endpoint == "" {
+		endpoint = shared.endpoint // the shared config's endpoint_url
+	}
 	if endpoint != "" {
 		if err := CheckEndpoint(endpoint); err != nil {
 			return nil, err
 		}
 	}
-	attempts := o.Attempts
-	if attempts <= 0 {
-		attempts = 6
-	}
-	backoff := o.MaxBackoff
-	if backoff <= 0 {
-		backoff = 20 * time.Second
-	}
-	opts := []func(*config.LoadOptions) error{
-		// Stores that speak S3 do not all take the SDK's trailing
-		// checksums; a checksum is sent where the API requires one.
-		config.WithRequestChecksumCalculation(aws.RequestChecksumCalculationWhenRequired),
-		config.WithResponseChecksumValidation(aws.ResponseChecksumValidationWhenRequired),
-		config.WithRetryer(func() aws.Retryer {
-			return retry.NewStandard(func(so *retry.StandardOptions) {
-				so.MaxAttempts = attempts
-				so.MaxBackoff = backoff
-				so.Backoff = retry.NewExponentialJitterBackoff(backoff)
-				so.RateLimiter = ratelimit.None // every request may retry: a long run meets many blips
-				// S3 says SlowDown with a 503; stores that speak its API
-				// may say 429.
-				so.Retryables = append(so.Retryables, retry.RetryableHTTPStatusCode{Codes: map[int]struct{}{http.StatusTooManyRequests: {}}})
-			})
-		}),
-	}
-	if o.Region != "" {
-		opts = append(opts, config.WithRegion(o.Region))
-	}
-	if o.HTTPClient != nil {
-		opts = append(opts, config.WithHTTPClient(o.HTTPClient))
-	}
-	cfg, err := config.LoadDefaultConfig(ctx, opts...)
+	region := cmp.Or(o.Region, os.Getenv("AWS_REGION"), os.Getenv("AWS_DEFAULT_REGION"), shared.region, DefaultRegion)
+	base, err := baseTransport(o.Transport)
 	if err != nil {
-		return nil, fmt.Errorf("object storage: reading the AWS configuration: %w", err)
+		return nil, err
 	}
-	if cfg.Region == "" {
-		cfg.Region = DefaultRegion
+	mo := &minio.Options{
+		Creds:        credentialChain(),
+		Secure:       true,
+		Region:       region,
+		Transport:    newTransport(base, cmp.Or(o.StallTimeout, stallTimeout)),
+		BucketLookup: minio.BucketLookupAuto,
+		MaxRetries:   cmp.Or(o.Attempts, 6),
 	}
-	cfg.HTTPClient = boundedClient(cfg.HTTPClient, cmp.Or(o.StallTimeout, stallTimeout))
-	if endpoint == "" && cfg.BaseEndpoint != nil {
-		endpoint = *cfg.BaseEndpoint // the shared config's endpoint_url
+	host := awsEndpoint
+	if endpoint != "" {
+		u, _ := url.Parse(endpoint) // checked above
+		host, mo.Secure, mo.BucketLookup = u.Host, u.Scheme == "https", minio.BucketLookupPath
 	}
-	c := s3.NewFromConfig(cfg, func(so *s3.Options) {
-		if endpoint != "" {
-			so.BaseEndpoint = aws.String(endpoint)
-			so.UsePathStyle = true
-		}
+	c, err := minio.New(host, mo)
+	if err != nil {
+		return nil, fmt.Errorf("object storage: %w", err)
+	}
+	return &Store{c: c, core: minio.Core{Client: c}, endpoint: endpoint}, nil
+}
+
+// credentialChain is the standard AWS chain: the environment, the shared
+// credentials file (its profile's SSO or credential_process as well),
+// then web identity, the container's or the instance's role.
+func credentialChain() *credentials.Credentials {
+	return credentials.NewChainCredentials([]credentials.Provider{
+		&credentials.EnvAWS{},
+		&credentials.FileAWSCredentials{},
+		&credentials.IAM{},
 	})
-	return &Store{c: c, endpoint: endpoint}, nil
 }
 
 // ResolveEndpoint returns the endpoint that flag (--s3-endpoint) or the
@@ -140,7 +130,8 @@ func ResolveEndpoint(flag string) (endpoint, from string) {
 }
 
 // CheckEndpoint accepts an http(s) URL with a host and nothing that could
-// carry a secret or a second meaning (user info, a query, a fragment).
+// carry a secret or a second meaning (user info, a path, a query, a
+// fragment).
 func CheckEndpoint(s string) error {
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -148,6 +139,9 @@ func CheckEndpoint(s string) error {
 	}
 	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
 		return fmt.Errorf("S3 endpoint %s: no user info, query or fragment (credentials come from the environment)", safe(RedactURL(s)))
+	}
+	if strings.Trim(u.Path, "/") != "" {
+		return fmt.Errorf("S3 endpoint %s: no path (the bucket and prefix come from the s3:// location)", safe(RedactURL(s)))
 	}
 	return nil
 }
@@ -178,36 +172,44 @@ func (s *Store) wrap(op string, u URL, key string, err error) error {
 	if s.endpoint != "" {
 		where = " at " + s.endpoint
 	}
+	if e := minio.ToErrorResponse(err); e.Code != "" {
+		// The store's own words: its code says most (AccessDenied,
+		// SlowDown), its message the rest.
+		return fmt.Errorf("%s %s%s: %s: %s (HTTP %d)", op, u.Of(key), where, safe(e.Code), safe(e.Message), e.StatusCode)
+	}
 	return fmt.Errorf("%s %s%s: %w", op, u.Of(key), where, err)
 }
 
 func isNotFound(err error) bool {
-	var nk *types.NoSuchKey
-	var nf *types.NotFound
-	if errors.As(err, &nk) || errors.As(err, &nf) {
+	e := minio.ToErrorResponse(err)
+	switch e.Code {
+	case minio.NoSuchKey, "NotFound":
 		return true
+	case minio.NoSuchBucket:
+		return false
 	}
-	var re *awshttp.ResponseError
-	if errors.As(err, &re) && re.HTTPStatusCode() == http.StatusNotFound {
-		var ae smithy.APIError
-		return !errors.As(err, &ae) || ae.ErrorCode() != "NoSuchBucket"
-	}
-	return false
+	return e.StatusCode == http.StatusNotFound
 }
 
 // Put writes a whole object.
 func (s *Store) Put(ctx context.Context, u URL, key string, body []byte, meta map[string]string) error {
 	ctx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
-	_, err := s.c.PutObject(ctx, &s3.PutObjectInput{
-		Bucket:        aws.String(u.Bucket),
-		Key:           aws.String(key),
-		Body:          bytes.NewReader(body),
-		ContentLength: aws.Int64(int64(len(body))),
-		ContentType:   aws.String(contentType(key)),
-		Metadata:      meta,
+	_, err := s.core.PutObject(ctx, u.Bucket, key, bytes.NewReader(body), int64(len(body)), "", sha256Hex(body), minio.PutObjectOptions{
+		ContentType:          contentType(key),
+		UserMetadata:         meta,
+		DisableContentSha256: true, // signed with the hash given, not streamed in signed chunks
 	})
 	return s.wrap("writing", u, key, err)
+}
+
+// sha256Hex is the hash a request's signature covers. Giving it (rather
+// than letting the client sign its body in chunks as it streams over
+// plain HTTP) sends the body as it is: stores that speak S3 do not all
+// take the chunked form.
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 func contentType(key string) string {
@@ -225,14 +227,17 @@ func contentType(key string) string {
 // body that runs past it is cut with an error (a store's answer is
 // someone else's, and an object's body can be endless).
 func (s *Store) Get(ctx context.Context, u URL, key string, size int64) (io.ReadCloser, map[string]string, error) {
-	out, err := s.c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(u.Bucket), Key: aws.String(key)})
+	if size >= 0 {
+		ctx = withObjectSize(ctx, size)
+	}
+	body, info, _, err := s.core.GetObject(ctx, u.Bucket, key, minio.GetObjectOptions{})
 	if err != nil {
 		return nil, nil, s.wrap("reading", u, key, err)
 	}
 	if size < 0 {
-		return out.Body, out.Metadata, nil
+		return body, info.UserMetadata, nil
 	}
-	return &sized{rc: out.Body, left: size, name: u.Of(key), size: size}, out.Metadata, nil
+	return &sized{rc: body, left: size, name: u.Of(key), size: size}, info.UserMetadata, nil
 }
 
 // sized reads an object no further than its listed size.
@@ -245,9 +250,14 @@ type sized struct {
 
 func (r *sized) Read(p []byte) (int, error) {
 	if r.left <= 0 {
+		// One more byte says whether the body ends where it should.
 		var one [1]byte
-		if n, _ := r.rc.Read(one[:]); n > 0 {
+		n, err := r.rc.Read(one[:])
+		switch {
+		case n > 0 || errors.Is(err, errTooLarge):
 			return 0, fmt.Errorf("reading %s: larger than the %d bytes listed (changed while read?)", r.name, r.size)
+		case err != nil && err != io.EOF:
+			return 0, err
 		}
 		return 0, io.EOF
 	}
@@ -268,11 +278,11 @@ func (r *sized) Close() error { return r.rc.Close() }
 func (s *Store) Head(ctx context.Context, u URL, key string) (map[string]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
-	out, err := s.c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(u.Bucket), Key: aws.String(key)})
+	info, err := s.c.StatObject(ctx, u.Bucket, key, minio.StatObjectOptions{})
 	if err != nil {
 		return nil, s.wrap("reading", u, key, err)
 	}
-	return out.Metadata, nil
+	return info.UserMetadata, nil
 }
 
 // Object is a listed object.
@@ -299,15 +309,13 @@ const listTimeout = 2 * time.Minute
 // but holds nothing) is given up on with an error that says so.
 func (s *Store) List(ctx context.Context, u URL) ([]Object, error) {
 	var out []Object
-	var token *string
+	token := ""
 	seen := map[string]bool{}
 	for pages := 1; ; pages++ {
 		if pages > maxPages {
 			return nil, fmt.Errorf("listing %s: over %d pages without an end; the store is not answering as S3 does", u, maxPages)
 		}
-		pctx, cancel := context.WithTimeout(ctx, listTimeout)
-		page, err := s.c.ListObjectsV2(pctx, &s3.ListObjectsV2Input{Bucket: aws.String(u.Bucket), Prefix: aws.String(u.Prefix), ContinuationToken: token})
-		cancel()
+		page, err := s.listPage(ctx, u, token)
 		if err != nil {
 			return nil, s.wrap("listing", u, u.Prefix, err)
 		}
@@ -315,10 +323,10 @@ func (s *Store) List(ctx context.Context, u URL) ([]Object, error) {
 			return nil, fmt.Errorf("listing %s: more than %d objects; give a prefix of one run", u, MaxObjects)
 		}
 		for _, o := range page.Contents {
-			out = append(out, Object{Key: aws.ToString(o.Key), Size: aws.ToInt64(o.Size)})
+			out = append(out, Object{Key: o.Key, Size: o.Size})
 		}
-		next := aws.ToString(page.NextContinuationToken)
-		if !aws.ToBool(page.IsTruncated) {
+		next := page.NextContinuationToken
+		if !page.IsTruncated {
 			return out, nil
 		}
 		switch {
@@ -332,31 +340,63 @@ func (s *Store) List(ctx context.Context, u URL) ([]Object, error) {
 			return nil, fmt.Errorf("listing %s: a continuation token of %d bytes", u, len(next))
 		}
 		seen[next] = true
-		token = aws.String(next)
+		token = next
+	}
+}
+
+// listPage asks for one page of a listing, within listTimeout and as
+// long as ctx lasts. (The client's one-page call takes no context: a
+// page abandoned here ends by the transport's own bounds.)
+func (s *Store) listPage(ctx context.Context, u URL, token string) (minio.ListBucketV2Result, error) {
+	type answer struct {
+		page minio.ListBucketV2Result
+		err  error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		page, err := s.core.ListObjectsV2(u.Bucket, u.Prefix, "", token, "", 1000)
+		ch <- answer{page, err}
+	}()
+	timer := time.NewTimer(listTimeout)
+	defer timer.Stop()
+	select {
+	case a := <-ch:
+		return a.page, a.err
+	case <-ctx.Done():
+		return minio.ListBucketV2Result{}, ctx.Err()
+	case <-timer.C:
+		return minio.ListBucketV2Result{}, fmt.Errorf("no page within %v", listTimeout)
 	}
 }
 
 // Delete removes objects (missing ones are no error).
 func (s *Store) Delete(ctx context.Context, u URL, keys []string) error {
-	for len(keys) > 0 {
-		n := min(len(keys), 1000)
-		ids := make([]types.ObjectIdentifier, n)
-		for i, k := range keys[:n] {
-			ids[i] = types.ObjectIdentifier{Key: aws.String(k)}
-		}
-		dctx, cancel := context.WithTimeout(ctx, opTimeout)
-		out, err := s.c.DeleteObjects(dctx, &s3.DeleteObjectsInput{Bucket: aws.String(u.Bucket), Delete: &types.Delete{Objects: ids, Quiet: aws.Bool(true)}})
-		cancel()
-		if err != nil {
-			return s.wrap("deleting under", u, u.Prefix, err)
-		}
-		if len(out.Errors) > 0 {
-			e := out.Errors[0]
-			return fmt.Errorf("deleting %s: %s: %s", u.Of(aws.ToString(e.Key)), aws.ToString(e.Code), aws.ToString(e.Message))
-		}
-		keys = keys[n:]
+	if len(keys) == 0 {
+		return nil
 	}
-	return nil
+	ctx, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
+	objs := make(chan minio.ObjectInfo)
+	go func() {
+		defer close(objs)
+		for _, k := range keys {
+			select {
+			case objs <- minio.ObjectInfo{Key: k}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	var first error
+	for e := range s.c.RemoveObjects(ctx, u.Bucket, objs, minio.RemoveObjectsOptions{}) {
+		if first == nil && e.Err != nil && !isNotFound(e.Err) {
+			first = fmt.Errorf("deleting %s: %w", u.Of(e.ObjectName), e.Err)
+		}
+	}
+	if first == nil && ctx.Err() != nil {
+		return s.wrap("deleting under", u, u.Prefix, ctx.Err())
+	}
+	return first
 }
 
 // uploadPart is the size of the pieces Upload sends: S3 takes at least
@@ -374,36 +414,33 @@ func (s *Store) Upload(ctx context.Context, u URL, key string, r io.Reader, meta
 	if err != nil {
 		return err
 	}
+	opts := minio.PutObjectOptions{ContentType: contentType(key), UserMetadata: meta}
 	cctx, cancel := context.WithTimeout(ctx, opTimeout)
-	created, err := s.c.CreateMultipartUpload(cctx, &s3.CreateMultipartUploadInput{
-		Bucket: aws.String(u.Bucket), Key: aws.String(key), Metadata: meta, ContentType: aws.String(contentType(key)),
-	})
+	id, err := s.core.NewMultipartUpload(cctx, u.Bucket, key, opts)
 	cancel()
 	if err != nil {
 		return s.wrap("writing", u, key, err)
 	}
-	id := created.UploadId
 	abort := func(err error) error {
 		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 		defer cancel()
-		s.c.AbortMultipartUpload(actx, &s3.AbortMultipartUploadInput{Bucket: aws.String(u.Bucket), Key: aws.String(key), UploadId: id})
+		s.core.AbortMultipartUpload(actx, u.Bucket, key, id)
 		return err
 	}
-	var parts []types.CompletedPart
-	for num := int32(1); ; num++ {
+	var parts []minio.CompletePart
+	for num := 1; ; num++ {
 		if num > 10_000 {
 			return abort(fmt.Errorf("writing %s: over 10,000 pieces of %d MiB", u.Of(key), uploadPart>>20))
 		}
 		pctx, cancel := context.WithTimeout(ctx, opTimeout)
-		out, perr := s.c.UploadPart(pctx, &s3.UploadPartInput{
-			Bucket: aws.String(u.Bucket), Key: aws.String(key), UploadId: id, PartNumber: aws.Int32(num),
-			Body: bytes.NewReader(buf[:n]), ContentLength: aws.Int64(int64(n)),
+		part, perr := s.core.PutObjectPart(pctx, u.Bucket, key, id, num, bytes.NewReader(buf[:n]), int64(n), minio.PutObjectPartOptions{
+			Sha256Hex: sha256Hex(buf[:n]), DisableContentSha256: true,
 		})
 		cancel()
 		if perr != nil {
 			return abort(s.wrap("writing", u, key, perr))
 		}
-		parts = append(parts, types.CompletedPart{ETag: out.ETag, PartNumber: aws.Int32(num)})
+		parts = append(parts, minio.CompletePart{PartNumber: num, ETag: part.ETag})
 		if err != nil { // the piece just sent was the last
 			break
 		}
@@ -417,11 +454,7 @@ func (s *Store) Upload(ctx context.Context, u URL, key string, r io.Reader, meta
 	}
 	cctx, cancel = context.WithTimeout(ctx, opTimeout)
 	defer cancel()
-	_, err = s.c.CompleteMultipartUpload(cctx, &s3.CompleteMultipartUploadInput{
-		Bucket: aws.String(u.Bucket), Key: aws.String(key), UploadId: id,
-		MultipartUpload: &types.CompletedMultipartUpload{Parts: parts},
-	})
-	if err != nil {
+	if _, err := s.core.CompleteMultipartUpload(cctx, u.Bucket, key, id, parts, opts); err != nil {
 		return abort(s.wrap("writing", u, key, err))
 	}
 	return nil

@@ -69,7 +69,7 @@ func fakeS3(t testing.TB) (*Store, *fault) {
 		s3.ServeHTTP(w, r)
 	}))
 	t.Cleanup(ts.Close)
-	st, err := Open(context.Background(), Options{Endpoint: ts.URL, MaxBackoff: 5 * time.Millisecond})
+	st, err := Open(context.Background(), Options{Endpoint: ts.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,6 +186,8 @@ func TestCheckEndpoint(t *testing.T) {
 		"ftp://x":                         false,
 		"http://user:secret@host:9000":    false,
 		"http://host:9000/?X-Amz-Token=1": false,
+		"http://host:9000/#f":             false,
+		"http://host:9000/bucket":         false,
 		"127.0.0.1:9000":                  false,
 	} {
 		err := CheckEndpoint(in)
@@ -424,7 +426,7 @@ func TestMalformedAnswers(t *testing.T) {
 		io.WriteString(w, `<?xml version="1.0"?><ListBucketResult><Contents><Key>shard-1-of-1.js`)
 	}))
 	defer ts.Close()
-	bad, err := Open(ctx, Options{Endpoint: ts.URL, MaxBackoff: time.Millisecond})
+	bad, err := Open(ctx, Options{Endpoint: ts.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
