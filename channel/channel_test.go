@@ -24,8 +24,8 @@ import (
 
 	"github.com/pikit-go/pikit/internal/golden"
 
-	"github.com/goccy/go-yaml"
 	"github.com/pelletier/go-toml/v2"
+	"go.yaml.in/yaml/v3"
 	"golang.org/x/net/html"
 
 	"github.com/pikit-go/pikit/method"

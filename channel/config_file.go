@@ -6,8 +6,8 @@ import (
 
 	"github.com/pikit-go/pikit/internal/lazy"
 
-	"github.com/goccy/go-yaml"
 	"github.com/pelletier/go-toml/v2"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/pikit-go/pikit/method"
 )

@@ -13,7 +13,7 @@ import (
 
 	"github.com/pikit-go/pikit/internal/golden"
 
-	"github.com/goccy/go-yaml"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/pikit-go/pikit/method"
 )

@@ -6,7 +6,7 @@ import (
 
 	"github.com/pikit-go/pikit/internal/lazy"
 
-	"github.com/goccy/go-yaml"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/pikit-go/pikit/method"
 )
