@@ -23,6 +23,7 @@ import (
 
 	"github.com/pikit-go/pikit/internal/cli"
 	"github.com/pikit-go/pikit/internal/pyvenv"
+	"github.com/pikit-go/pikit/internal/realtest"
 )
 
 // The real model of the suite: SmolLM2-135M-Instruct (Q4_1), as the PyPI
@@ -57,6 +58,10 @@ func TestMain(m *testing.M) {
 		os.Exit(cli.Main()) // a shard process of s3_test.go
 	}
 	flag.Parse()
+	if !realtest.Enabled() {
+		fmt.Println("integration: " + realtest.Why("this suite (agent frameworks, benchmarks, runtimes, a local model, Chromium, moto: about 2 GB)"))
+		os.Exit(0)
+	}
 	var installs sync.WaitGroup
 	if f := flag.Lookup("test.run"); f != nil && f.Value.String() == "" && !testing.Short() {
 		prefetch(&installs)
