@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pikit-go/pikit/target"
+	api "github.com/pikit-go/pikit/wire"
 )
 
 // chatFormat is OpenAI Chat Completions (POST …/chat/completions), which
@@ -190,27 +191,20 @@ func (chatFormat) writeResponse(w http.ResponseWriter, resp target.Response, mod
 	id := fmt.Sprintf("chatcmpl-pikit-%d", time.Now().UnixNano())
 	created := time.Now().Unix()
 	finish := "stop"
-	calls := make([]map[string]any, len(resp.ToolCalls))
-	for i, c := range resp.ToolCalls {
-		calls[i] = map[string]any{"id": c.ID, "type": "function", "function": map[string]any{"name": c.Name, "arguments": c.Arguments}}
-	}
-	if len(calls) > 0 {
+	if len(resp.ToolCalls) > 0 {
 		finish = "tool_calls"
 	}
-	usage := map[string]any{"prompt_tokens": resp.Usage.PromptTokens, "completion_tokens": resp.Usage.CompletionTokens, "total_tokens": resp.Usage.PromptTokens + resp.Usage.CompletionTokens}
+	usage := api.ChatUsage{PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens, TotalTokens: resp.Usage.PromptTokens + resp.Usage.CompletionTokens}
 	if !stream {
-		msg := map[string]any{"role": "assistant", "content": resp.Text}
-		if len(calls) > 0 {
-			msg["tool_calls"] = calls
-			if resp.Text == "" {
-				msg["content"] = nil
-			}
+		msg := api.ChatReply{Role: "assistant", Content: api.Content(resp.Text)}
+		for _, c := range resp.ToolCalls {
+			msg.ToolCalls = append(msg.ToolCalls, api.ChatToolCall{ID: c.ID, Type: "function", Function: &api.ChatFunctionCall{Name: c.Name, Arguments: api.Args(c.Arguments)}})
 		}
 		w.Header().Set("Content-Type", "application/json")
-		w.Write(encode(map[string]any{
-			"id": id, "object": "chat.completion", "created": created, "model": model,
-			"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
-			"usage":   usage,
+		w.Write(encode(api.ChatCompletion{
+			ID: id, Object: "chat.completion", Created: created, Model: model,
+			Choices: []api.ChatChoice{{Index: 0, Message: msg, FinishReason: finish}},
+			Usage:   &usage,
 		}))
 		return
 	}
