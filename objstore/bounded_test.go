@@ -76,6 +76,18 @@ func TestListHostileStores(t *testing.T) {
 			page: func(w http.ResponseWriter, r *http.Request, n int64) {
 				listPage(w, []string{fmt.Sprintf("run/x-%09d", n)}, true, fresh())
 			},
+			want:    "pages in a row of fewer than",
+			maxHits: maxShortPages,
+		},
+		{
+			name: "always truncated, a fresh token and full pages",
+			page: func(w http.ResponseWriter, r *http.Request, n int64) {
+				keys := make([]string, shortPage)
+				for i := range keys {
+					keys[i] = fmt.Sprintf("run/x-%09d-%03d", n, i)
+				}
+				listPage(w, keys, true, fresh())
+			},
 			want:    "pages without an end",
 			maxHits: maxPages,
 		},

@@ -300,17 +300,27 @@ const MaxObjects = 1_000_000
 // time, or a fresh token with every page, is given up on.
 const maxPages = 2 * MaxObjects / 1000
 
+// A store that says there is more gives a full page, 1,000 objects, as S3
+// and the stores that speak it do; a run of short pages that each say
+// there is more is a listing that will not end.
+const (
+	shortPage     = 100
+	maxShortPages = 10
+)
+
 // listTimeout bounds one page of a listing with its retries.
 const listTimeout = 2 * time.Minute
 
 // List returns the objects under u's prefix, in the order listed. A
 // store that answers without end (a page that never closes, a token
-// given twice, an endless run of pages, a page that says there is more
-// but holds nothing) is given up on with an error that says so.
+// given twice, an endless run of pages or of short ones, a page that says
+// there is more but holds nothing) is given up on with an error that says
+// so.
 func (s *Store) List(ctx context.Context, u URL) ([]Object, error) {
 	var out []Object
 	token := ""
 	seen := map[string]bool{}
+	short := 0
 	for pages := 1; ; pages++ {
 		if pages > maxPages {
 			return nil, fmt.Errorf("listing %s: over %d pages without an end; the store is not answering as S3 does", u, maxPages)
@@ -338,6 +348,12 @@ func (s *Store) List(ctx context.Context, u URL) ([]Object, error) {
 			return nil, fmt.Errorf("listing %s: the store says there is more but gave a page with nothing in it", u)
 		case len(next) > 4<<10:
 			return nil, fmt.Errorf("listing %s: a continuation token of %d bytes", u, len(next))
+		}
+		if short = short + 1; len(page.Contents) >= shortPage {
+			short = 0
+		}
+		if short >= maxShortPages {
+			return nil, fmt.Errorf("listing %s: %d pages in a row of fewer than %d objects, each saying there is more (a store gives full pages); the store is not answering as S3 does", u, short, shortPage)
 		}
 		seen[next] = true
 		token = next
