@@ -589,7 +589,7 @@ func runMCP(cmd *cobra.Command, streams IO, o *mcpRunOptions, command []string) 
 			return usage(fmt.Errorf("agent command: %w%s", err, hint))
 		}
 	}
-	noteWithheld(streams.ErrOut, o.PassEnv)
+	noteWithheld(streams.ErrOut, o.PassEnv, "pikit mcp", "the agent command runs", "it needs one (its model's key or base URL)")
 	r := &mcpserve.Runner{Command: command, Timeout: o.AgentTimeout, PassEnv: o.PassEnv}
 	defer r.Close()
 	if o.AgentLogs != "" && !o.DryRun {
@@ -606,21 +606,23 @@ func runMCP(cmd *cobra.Command, streams IO, o *mcpRunOptions, command []string) 
 	return o.execute(cmd.Context(), streams, grid, []string{"agent", "attack", "defense", "channel"})
 }
 
-// noteWithheld says, once a run, which variables of the environment the
-// agent command goes without (names, never values) and how to pass one;
-// and which names --pass-env gave that are not set.
-func noteWithheld(w io.Writer, pass []string) {
+// noteWithheld says, once a run, which variables of the environment a
+// program pikit starts goes without (names, never values) and how to pass
+// one; and which names --pass-env gave that are not set. who starts the
+// message ("pikit mcp"), runs says who runs without them ("the agent
+// command runs"), and needs when one would be needed.
+func noteWithheld(w io.Writer, pass []string, who, runs, needs string) {
 	if _, withheld := agentenv.Filter(os.Environ(), pass, nil); len(withheld) > 0 {
-		vars := "variables"
+		vars := "variables of your environment that look"
 		if len(withheld) == 1 {
-			vars = "variable"
+			vars = "variable of your environment that looks"
 		}
-		fmt.Fprintf(w, "pikit mcp: the agent command runs without %d %s of your environment that look like secrets: %s. "+
-			"If it needs one (its model's key or base URL), pass it with --pass-env NAME.\n", len(withheld), vars, strings.Join(withheld, ", "))
+		fmt.Fprintf(w, "%s: %s without %d %s like secrets: %s. If %s, pass it with --pass-env NAME.\n",
+			who, runs, len(withheld), vars, strings.Join(withheld, ", "), needs)
 	}
 	for _, name := range pass {
 		if _, ok := os.LookupEnv(name); !ok {
-			fmt.Fprintf(w, "pikit mcp: --pass-env %s: not set in your environment, so the agent command does not get it either\n", name)
+			fmt.Fprintf(w, "%s: --pass-env %s: not set in your environment\n", who, name)
 		}
 	}
 }

@@ -83,7 +83,7 @@ func TestMCPRunAgentEnvironment(t *testing.T) {
 				t.Fatalf("exit %d\n%s", r.code, r.err)
 			}
 			// Once a run, names only.
-			notice := regexp.MustCompile(`without (\d+) variables? of your environment that look like secrets: ([A-Z_, ]+)\.`)
+			notice := regexp.MustCompile(`without (\d+) variables? of your environment that looks? like secrets: ([A-Z_, ]+)\.`)
 			if n := len(notice.FindAllString(r.err, -1)); n != 1 {
 				t.Fatalf("the notice came %d times:\n%s", n, r.err)
 			}

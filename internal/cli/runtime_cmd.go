@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -377,7 +375,7 @@ Their output goes to stderr; the first that fails stops it (exit 1).`,
 				}
 			}
 			if a[0] == "openclaw" { // Hermes runs nothing
-				noteInstallWithheld(streams.ErrOut, passEnv)
+				noteWithheld(streams.ErrOut, passEnv, "pikit runtime", "npm and openclaw run", "they need one (a private registry's token)")
 			}
 			out := termsafe.NewWriter(streams.ErrOut)
 			p, err := agentrt.InstallFixture(cmd.Context(), a[0], a[1], agentrt.InstallOptions{Executable: executable, PassEnv: passEnv, Out: out})
@@ -407,25 +405,6 @@ func profileError(err error) error {
 		return usage(err)
 	}
 	return err
-}
-
-// noteInstallWithheld says which variables of the environment the
-// programs install-fixture runs go without (names, never values), and
-// which names --pass-env gave that are not set.
-func noteInstallWithheld(w io.Writer, pass []string) {
-	if _, withheld := agentenv.Filter(os.Environ(), pass, nil); len(withheld) > 0 {
-		vars := "variables of your environment that look"
-		if len(withheld) == 1 {
-			vars = "variable of your environment that looks"
-		}
-		fmt.Fprintf(w, "pikit runtime: npm and openclaw run without %d %s like secrets: %s. "+
-			"If they need one (a private registry's token), pass it with --pass-env NAME.\n", len(withheld), vars, strings.Join(withheld, ", "))
-	}
-	for _, name := range pass {
-		if _, ok := os.LookupEnv(name); !ok {
-			fmt.Fprintf(w, "pikit runtime: --pass-env %s: not set in your environment\n", name)
-		}
-	}
 }
 
 type runtimeDoctorOptions struct {
