@@ -186,7 +186,9 @@ func TestAgentDojoScoredByAgentDojo(t *testing.T) {
 		t.Fatalf("%d results, want %d", len(lines), len(scripts))
 	}
 	foreign := strings.Replace(lines[0], `"benchmark":"agentdojo"`, `"benchmark":"other"`, 1)
-	failed := strings.Replace(strings.Replace(lines[0], `"outcome":"`, `"outcome":"runtime_error","was":"`, 1), `"key":"`, `"key":"e`, 1)
+	// A runtime error's success is false (a reader refuses one that
+	// disagrees with its outcome).
+	failed := strings.Replace(strings.Replace(strings.Replace(lines[0], `"outcome":"`, `"outcome":"runtime_error","was":"`, 1), `"key":"`, `"key":"e`, 1), `"success":true`, `"success":false`, 1)
 	foreign = strings.Replace(foreign, `"key":"`, `"key":"f`, 1)
 	if foreign == lines[0] || failed == lines[0] {
 		t.Fatalf("the results' line has not the fields the test edits: %s", lines[0])
