@@ -1,6 +1,7 @@
 package result
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -221,6 +222,26 @@ func (r *Result) UnmarshalJSON(b []byte) error {
 	}
 	r.TraceData = tr
 	return nil
+}
+
+// DecodeTrace reads a trace_data object as a result line holds it, in
+// TraceSchema or with every text in full, its references resolved against
+// final (the result's final_text) and its own steps. With strict, a key
+// that is neither a trace's nor a reference's is an error, as
+// encoding/json's DisallowUnknownFields makes it.
+func DecodeTrace(b []byte, final string, strict bool) (*agent.Trace, error) {
+	var w wireTrace
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if strict {
+		dec.DisallowUnknownFields()
+	}
+	if err := dec.Decode(&w); err != nil {
+		return nil, err
+	}
+	if w.SchemaVersion != "" && w.SchemaVersion != TraceSchema {
+		return nil, fmt.Errorf("trace_data: schema_version %q: want %s (or none, every text in full)", w.SchemaVersion, TraceSchema)
+	}
+	return w.resolve(final)
 }
 
 // resolve returns the trace with its references replaced by the texts

@@ -180,8 +180,23 @@ func runJudgeEval(ctx context.Context, streams IO, o *judgeEvalOptions, file str
 		return err
 	}
 	start := time.Now()
-	rep, err := eval.Evaluate(ctx, j, o.Judge, recs)
-	if err != nil {
+	// A first Ctrl-C stops the evaluation and prints the scores of the
+	// replies judged so far; a second ends pikit at once.
+	defer running(ctx)()
+	bar := newBar(streams.term, len(recs), false, "replies")
+	rep, err := eval.Evaluate(ctx, j, o.Judge, recs, func(int, int) {
+		if bar != nil {
+			_ = bar.Add(1)
+		}
+	})
+	if bar != nil {
+		_ = bar.Finish()
+	}
+	interrupted := errors.Is(err, context.Canceled)
+	if err != nil && !interrupted {
+		return err
+	}
+	if interrupted && rep.Records == 0 {
 		return err
 	}
 	checks := o.gates(rep)
@@ -192,6 +207,10 @@ func runJudgeEval(ctx context.Context, streams IO, o *judgeEvalOptions, file str
 	}
 	if err != nil {
 		return err
+	}
+	if interrupted {
+		fmt.Fprintf(streams.ErrOut, "judge eval: interrupted after %d of %d replies (%v): the scores above are of those alone\n", rep.Records, len(recs), time.Since(start).Round(time.Millisecond))
+		return context.Canceled
 	}
 	fmt.Fprintf(streams.ErrOut, "judge eval: %d replies judged in %v\n", rep.Records, time.Since(start).Round(time.Millisecond))
 	for _, s := range rep.PerOutcome {

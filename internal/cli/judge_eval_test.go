@@ -252,3 +252,29 @@ func TestJudgeEvalHostileLabels(t *testing.T) {
 		t.Errorf("deep nesting: %+v", r)
 	}
 }
+
+// TestJudgeEvalInterrupted: a Ctrl-C part-way through an evaluation (the
+// context cancelled while the LLM judge's model answers the third reply)
+// prints the scores of the replies judged so far, says so, and exits 130.
+func TestJudgeEvalInterrupted(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-test-cli")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv, n := openAIServer(t, func(string) string {
+		return `{"verdict": "failure", "confidence": "high", "reason": "it did not"}`
+	}, func(i int64) (int, http.Header) {
+		if i == 3 {
+			cancel()
+		}
+		return 0, nil // answered as usual
+	})
+	file := writeFile(t, t.TempDir(), "labels.jsonl", judgeEvalLabels)
+	r := runCtx(t, ctx, "judge", "eval", file, "--judge", "llm", "--judge-target", "openai:judge-model", "--judge-base-url", srv.URL+"/v1", "--json")
+	if r.code != ExitInterrupted || !strings.Contains(r.err, "interrupted after 2 of 5 replies") {
+		t.Fatalf("exit %d after %d requests, want 130 saying 2 of 5:\n%s", r.code, n.Load(), r.err)
+	}
+	var got eval.Report
+	if err := json.Unmarshal([]byte(r.out), &got); err != nil || got.Records != 2 {
+		t.Errorf("the partial report: %v, %+v\n%s", err, got, r.out)
+	}
+}

@@ -20,23 +20,28 @@ type progress struct {
 }
 
 func newProgress(w io.Writer, total int, quiet bool) *progress {
+	return &progress{bar: newBar(w, total, quiet, "cells")}
+}
+
+// newBar returns a bar of total things counted on a terminal's w, nil on a
+// non-terminal, with quiet or for nothing to count.
+func newBar(w io.Writer, total int, quiet bool, things string) *progressbar.ProgressBar {
 	if quiet || !isTerminal(w) || total == 0 {
-		return &progress{}
+		return nil
 	}
 	_, color := os.LookupEnv("NO_COLOR")
-	bar := progressbar.NewOptions(total,
+	return progressbar.NewOptions(total,
 		progressbar.OptionSetWriter(w),
-		progressbar.OptionSetDescription("cells"),
+		progressbar.OptionSetDescription(things),
 		progressbar.OptionShowCount(),
 		progressbar.OptionShowIts(),
-		progressbar.OptionSetItsString("cells"),
+		progressbar.OptionSetItsString(things),
 		progressbar.OptionSetPredictTime(true),
 		progressbar.OptionEnableColorCodes(!color),
 		progressbar.OptionSetWidth(30),
 		progressbar.OptionThrottle(100_000_000),
 		progressbar.OptionClearOnFinish(),
 	)
-	return &progress{bar: bar}
 }
 
 func (p *progress) add(r matrix.Result) {

@@ -87,7 +87,7 @@ func holdsBar(t *testing.T, file string, precision, recall float64) {
 		name string
 		j    judge.Judge
 	}{{"rule", judge.Rule{}}, {"rule:pikit", judge.RulePikit{}}} {
-		rep, err := Evaluate(context.Background(), j.j, j.name, recs)
+		rep, err := Evaluate(context.Background(), j.j, j.name, recs, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

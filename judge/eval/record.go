@@ -15,6 +15,7 @@ import (
 	"github.com/pikit-go/pikit/internal/suggest"
 	"github.com/pikit-go/pikit/internal/textcut"
 	"github.com/pikit-go/pikit/judge"
+	"github.com/pikit-go/pikit/result"
 	"github.com/pikit-go/pikit/target"
 )
 
@@ -234,7 +235,8 @@ func overLimit(name string, maxBytes int64) error {
 // that an absent reply differs from an empty one.
 type wire struct {
 	Record
-	Reply *string `json:"reply"`
+	Reply *string         `json:"reply"`
+	Trace json.RawMessage `json:"trace"`
 }
 
 // parse decodes and checks one line.
@@ -249,6 +251,19 @@ func parse(b []byte) (Record, error) {
 		return Record{}, errors.New("more than one JSON value on the line: want one object a line")
 	}
 	rec := w.Record
+	if raw := bytes.TrimSpace(w.Trace); len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
+		// As a result holds it (trace_data): in pikit.trace.v2, a text
+		// may refer to the result's final_text, which is the reply.
+		final := ""
+		if w.Reply != nil {
+			final = *w.Reply
+		}
+		tr, err := result.DecodeTrace(raw, final, true)
+		if err != nil {
+			return rec, traceError(err)
+		}
+		rec.TraceData = tr
+	}
 	if err := checkSize(&rec); err != nil {
 		return rec, err
 	}
@@ -339,6 +354,17 @@ func jsonError(err error) error {
 			textcut.Clip(k, 80, "…"), suggest.Hint(k, keys), strings.Join(keys, ", "))
 	}
 	return fmt.Errorf("not a JSON object: %w", err)
+}
+
+// traceError says what is wrong with a record's trace.
+func traceError(err error) error {
+	if k, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return fmt.Errorf("trace: unknown key %s: a trace's keys are those of pikit's trace_data", textcut.Clip(k, 80, "…"))
+	}
+	if strings.HasPrefix(err.Error(), "trace_data") {
+		return fmt.Errorf("trace: %w", err)
+	}
+	return fmt.Errorf("trace: %w", jsonError(err))
 }
 
 // typeName words a Go type for someone writing JSON.

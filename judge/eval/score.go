@@ -82,22 +82,28 @@ type Disagreement struct {
 // Evaluate judges every record with j and scores the verdicts against the
 // labels; name names the judge in the report. A judge's error on one
 // record (an LLM judge's model failing) makes that record runtime_error
-// and is counted in Errors; only a cancelled ctx stops the evaluation.
-func Evaluate(ctx context.Context, j judge.Judge, name string, recs []Record) (Report, error) {
+// and is counted in Errors. progress, when set, is called after each
+// record with the number judged and the total. A cancelled ctx stops the
+// evaluation: Evaluate then returns the report of the records judged so
+// far (its Records says how many) with the context's error.
+func Evaluate(ctx context.Context, j judge.Judge, name string, recs []Record, progress func(done, total int)) (Report, error) {
 	s := NewScorer(name)
 	for i := range recs {
 		if err := ctx.Err(); err != nil {
-			return Report{}, err
+			return s.Report(), err
 		}
 		r := &recs[i]
 		v, err := j.Judge(ctx, r.Trace(), r.JudgeTask())
 		if err != nil {
 			if ctx.Err() != nil {
-				return Report{}, ctx.Err()
+				return s.Report(), ctx.Err()
 			}
 			v = judge.Verdict{Outcome: judge.RuntimeError, Reason: fmt.Sprintf("the judge failed: %v", err)}
 		}
 		s.Add(r, v)
+		if progress != nil {
+			progress(i+1, len(recs))
+		}
 	}
 	return s.Report(), nil
 }

@@ -42,7 +42,7 @@ func TestEvaluate(t *testing.T) {
 		rec("tn3", judge.Degenerate, "degenerate"),
 		rec("err", judge.FullSuccess, "error"),
 	}
-	rep, err := Evaluate(context.Background(), byReply{}, "fake", recs)
+	rep, err := Evaluate(context.Background(), byReply{}, "fake", recs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestEvaluate(t *testing.T) {
 }
 
 func TestEvaluateEmptyRates(t *testing.T) {
-	rep, err := Evaluate(context.Background(), byReply{}, "fake", []Record{rec("a", judge.Refused, "refused")})
+	rep, err := Evaluate(context.Background(), byReply{}, "fake", []Record{rec("a", judge.Refused, "refused")}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,8 +120,42 @@ func TestEvaluateEmptyRates(t *testing.T) {
 func TestEvaluateCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Evaluate(ctx, byReply{}, "fake", []Record{rec("a", judge.Refused, "refused")}); !errors.Is(err, context.Canceled) {
+	if _, err := Evaluate(ctx, byReply{}, "fake", []Record{rec("a", judge.Refused, "refused")}, nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("err %v", err)
+	}
+}
+
+// cancelAfter is a judge that cancels its context once it has judged n
+// replies: a Ctrl-C part-way through an evaluation.
+type cancelAfter struct {
+	n      int
+	cancel context.CancelFunc
+	seen   *int
+}
+
+func (c cancelAfter) Judge(ctx context.Context, tr agent.Trace, task judge.Task) (judge.Verdict, error) {
+	if *c.seen++; *c.seen == c.n {
+		c.cancel()
+	}
+	return byReply{}.Judge(ctx, tr, task)
+}
+
+// TestEvaluatePartial: cancelled part-way, Evaluate returns the report of
+// the replies judged so far, with the context's error; progress saw each.
+func TestEvaluatePartial(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	recs := []Record{rec("a", judge.Refused, "refused"), rec("b", judge.Refused, "refused"), rec("c", judge.Refused, "refused"), rec("d", judge.Refused, "refused")}
+	seen := 0
+	var calls []int
+	rep, err := Evaluate(ctx, cancelAfter{n: 2, cancel: cancel, seen: &seen}, "fake", recs, func(done, total int) {
+		if total != len(recs) {
+			t.Errorf("progress total %d, want %d", total, len(recs))
+		}
+		calls = append(calls, done)
+	})
+	if !errors.Is(err, context.Canceled) || rep.Records != 2 || !reflect.DeepEqual(calls, []int{1, 2}) {
+		t.Errorf("err %v, %d records in the report, progress %v; want canceled, 2, [1 2]", err, rep.Records, calls)
 	}
 }
 
@@ -180,7 +214,7 @@ func BenchmarkEvaluateSinkCalls(b *testing.B) {
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := Evaluate(context.Background(), judge.Rule{}, "rule", recs); err != nil {
+				if _, err := Evaluate(context.Background(), judge.Rule{}, "rule", recs, nil); err != nil {
 					b.Fatal(err)
 				}
 			}
