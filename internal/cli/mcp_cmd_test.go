@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/pikit-go/pikit/judge"
 )
@@ -18,15 +17,8 @@ import (
 // agent on this machine, and refuses what a web page in the user's
 // browser could send: a foreign Origin, a foreign Host (DNS rebinding).
 func TestMCPServeRefusesWebPages(t *testing.T) {
-	errOut := newSyncBuffer()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	code := make(chan int, 1)
-	go func() {
-		code <- Run(ctx, []string{"mcp", "serve", "--agent", "email", "--transport", "http"},
-			IO{In: strings.NewReader(""), Out: io.Discard, ErrOut: errOut})
-	}()
-	url := errOut.waitFor(t, regexp.MustCompile(`at (http://127\.0\.0\.1:\d+/mcp)`))
+	url, _, stop := startMCPServe(t)
+	ctx := context.Background()
 	port := regexp.MustCompile(`:(\d+)/mcp$`).FindStringSubmatch(url)[1]
 	tests := []struct {
 		name   string
@@ -68,15 +60,7 @@ func TestMCPServeRefusesWebPages(t *testing.T) {
 			}
 		})
 	}
-	cancel()
-	select {
-	case c := <-code:
-		if c != 0 {
-			t.Fatalf("exit %d\n%s", c, errOut.String())
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("pikit mcp serve did not stop when cancelled")
-	}
+	stop()
 }
 
 // TestMCPRunAgentLogsPlantedLinks: the cell keys are whoever wrote the

@@ -162,15 +162,7 @@ func TestMCPFlagsBadUsage(t *testing.T) {
 }
 
 func TestMCPServeMaxSessions(t *testing.T) {
-	errOut := newSyncBuffer()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	code := make(chan int, 1)
-	go func() {
-		code <- Run(ctx, []string{"mcp", "serve", "--agent", "email", "--transport", "http", "--max-sessions", "1", "--session-timeout", "1m"},
-			IO{In: strings.NewReader(""), Out: io.Discard, ErrOut: errOut})
-	}()
-	url := errOut.waitFor(t, regexp.MustCompile(`at (http://127\.0\.0\.1:\d+/mcp)`))
+	url, errOut, stop := startMCPServe(t, "--max-sessions", "1", "--session-timeout", "1m")
 	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
 	post := func() (int, string) {
 		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(initialize))
@@ -192,15 +184,7 @@ func TestMCPServeMaxSessions(t *testing.T) {
 		t.Errorf("the second session: %d %s", status, body)
 	}
 	errOut.waitFor(t, regexp.MustCompile(`pikit mcp: (already 1 open MCP session,)`))
-	cancel()
-	select {
-	case c := <-code:
-		if c != 0 {
-			t.Fatalf("exit %d\n%s", c, errOut.String())
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("pikit mcp serve did not stop when cancelled")
-	}
+	stop()
 }
 
 func TestMCPServeStdioOversizedMessage(t *testing.T) {
