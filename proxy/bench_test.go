@@ -494,20 +494,12 @@ func BenchmarkSessions(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.Setenv(envAgent, "chat,stream")
-		cfg, err := matrix.Parse("exp.toml", []byte(`attacks = ["naive"]
+		cells := planDriven(b, `attacks = ["naive"]
 target_spec = "mock:obedient"
 repeats = `+fmt.Sprint(max(b.N, 1))+`
 [proxy]
 sinks = ["send_*"]
-`))
-		if err != nil {
-			b.Fatal(err)
-		}
-		cfg.Driven = "proxy"
-		cells, err := matrix.Plan(cfg)
-		if err != nil {
-			b.Fatal(err)
-		}
+`)
 		srv, hs := newProxy(b, "")
 		d := &Driver{Server: srv, URL: hs.URL, Command: []string{exe}, Timeout: time.Minute}
 		b.ResetTimer()

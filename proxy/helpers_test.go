@@ -967,3 +967,19 @@ func stepKinds(tr agent.Trace) string {
 	}
 	return strings.Join(parts, " ")
 }
+
+// planDriven parses a config as the proxy driver runs it and plans its
+// cells.
+func planDriven(t testing.TB, toml string) []matrix.Cell {
+	t.Helper()
+	cfg, err := matrix.Parse("exp.toml", []byte(toml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Driven = "proxy"
+	cells, err := matrix.Plan(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cells
+}
