@@ -193,6 +193,19 @@ func TestParseErrors(t *testing.T) {
 		{"payload marker not in the message", "user_message = \"Summarise this.\"\npayload_marker = \"<<here>>\"\n", []string{"bad.toml:2:", "payload_marker", "nowhere in user_message"}},
 		{"payload marker not in the scenario's message", "agents = [\"memo\"]\ntask = \"x\"\npayload_marker = \"<<here>>\"\n[scenarios.memo]\nuser_message = \"Summarise this.\"\n", []string{"bad.toml:3:", "payload_marker", "in the user message of each scenario"}},
 		{"payload marker with adaptive", "attacks = [\"adaptive\"]\nuser_message = \"A <<here>> B\"\npayload_marker = \"<<here>>\"\n", []string{"bad.toml:3:", "payload_marker", "adaptive"}},
+		// No NaN or infinity in any number a config takes (temperature, a
+		// provider's top_p, a method's threshold, a sink argument, a
+		// section's option): refused at load, naming its line and key,
+		// instead of failing every cell later.
+		{"temperature nan", "temperature = nan\n", []string{"bad.toml:1:", "temperature", "want a finite number, got nan"}},
+		{"temperature inf", "task = \"x\"\ntemperature = inf\n", []string{"bad.toml:2:", "temperature", "got inf"}},
+		{"an integer key", "max_steps = -inf\n", []string{"bad.toml:1:", "max_steps", "got -inf"}},
+		{"an integer past int64", "max_steps = 1e300\n", []string{"bad.toml:1:", "max_steps", "want an integer"}},
+		{"top_p in target_options", "target_options = { top_p = nan }\n", []string{"bad.toml:1:", "target_options.top_p", "got nan"}},
+		{"top_p in [target]", "[target]\nspec = \"mock\"\ntop_p = +inf\n", []string{"bad.toml:3:", "target.top_p", "got inf"}},
+		{"a method's option", "defense_specs = [{ name = \"sandwich\", kwargs = { threshold = nan } }]\n", []string{"bad.toml:1:", "defense_specs[0].kwargs.threshold"}},
+		{"a sink argument", "task = \"x\"\n[judge]\nsink_args = { amount = -inf }\n", []string{"bad.toml:3:", "judge.sink_args.amount"}},
+		{"a list element", "labels = { a = \"b\" }\n[proxy]\nweights = [0.5, nan]\n", []string{"bad.toml:3:", "proxy.weights[1]"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
