@@ -104,17 +104,17 @@ func (t boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		cancel(nil)
 		return nil, err
 	}
-	limit := t.maxAnswer
+	limit, listed := t.maxAnswer, false
 	if isObjectBody(req, resp) {
-		// An object's body is bounded by its listed size, when the
-		// caller knows it (the client itself may drain a body it
-		// refuses, so the reader's own bound is not enough).
+		// An object's body is bounded here by its listed size, when the
+		// caller knows it, rather than by its reader: the client itself
+		// drains a body it refuses.
 		limit = -1
 		if n, ok := req.Context().Value(objectSizeKey{}).(int64); ok {
-			limit = n
+			limit, listed = n, true
 		}
 	}
-	b := &guardedBody{rc: resp.Body, left: limit, bound: limit, ctx: ctx, cancel: cancel, stall: t.stall}
+	b := &guardedBody{rc: resp.Body, left: limit, bound: limit, listed: listed, ctx: ctx, cancel: cancel, stall: t.stall}
 	b.timer = time.AfterFunc(t.stall, func() { cancel(fmt.Errorf("%w for %v", errStalled, t.stall)) })
 	resp.Body = b
 	return resp, nil
@@ -144,6 +144,7 @@ type guardedBody struct {
 	rc     io.ReadCloser
 	left   int64
 	bound  int64
+	listed bool // the bound is an object's listed size: a shorter body is an error too
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	stall  time.Duration
@@ -157,7 +158,10 @@ func (b *guardedBody) Read(p []byte) (int, error) {
 		// Exactly the bound read: one more byte says whether there is more.
 		var one [1]byte
 		n, err := b.rc.Read(one[:])
-		if n > 0 {
+		switch {
+		case n > 0 && b.listed:
+			return 0, fmt.Errorf("larger than the %d bytes listed (changed while read?)", b.bound)
+		case n > 0:
 			return 0, fmt.Errorf("%w (over %d bytes)", errTooLarge, b.bound)
 		}
 		if err == nil {
@@ -177,7 +181,10 @@ func (b *guardedBody) Read(p []byte) (int, error) {
 		b.timer.Reset(b.stall)
 		b.mu.Unlock()
 	}
-	if err != nil && err != io.EOF && b.ctx.Err() != nil {
+	switch {
+	case err == io.EOF && b.listed && b.left > 0:
+		return n, fmt.Errorf("%d bytes short of the %d listed: %w", b.left, b.bound, io.ErrUnexpectedEOF)
+	case err != nil && err != io.EOF && b.ctx.Err() != nil:
 		return n, context.Cause(b.ctx) // errStalled, or the caller's own
 	}
 	return n, err

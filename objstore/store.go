@@ -224,8 +224,9 @@ func contentType(key string) string {
 
 // Get opens an object for reading, with its user metadata. The caller
 // closes it. size, when not negative, is the object's size as listed: a
-// body that runs past it is cut with an error (a store's answer is
-// someone else's, and an object's body can be endless).
+// body that runs past it, or ends short of it, is an error (a store's
+// answer is someone else's, and an object's body can be endless); the
+// transport holds the bound (see boundedTransport).
 func (s *Store) Get(ctx context.Context, u URL, key string, size int64) (io.ReadCloser, map[string]string, error) {
 	if size >= 0 {
 		ctx = withObjectSize(ctx, size)
@@ -234,45 +235,8 @@ func (s *Store) Get(ctx context.Context, u URL, key string, size int64) (io.Read
 	if err != nil {
 		return nil, nil, s.wrap("reading", u, key, err)
 	}
-	if size < 0 {
-		return body, info.UserMetadata, nil
-	}
-	return &sized{rc: body, left: size, name: u.Of(key), size: size}, info.UserMetadata, nil
+	return body, info.UserMetadata, nil
 }
-
-// sized reads an object no further than its listed size.
-type sized struct {
-	rc   io.ReadCloser
-	left int64
-	name string
-	size int64
-}
-
-func (r *sized) Read(p []byte) (int, error) {
-	if r.left <= 0 {
-		// One more byte says whether the body ends where it should.
-		var one [1]byte
-		n, err := r.rc.Read(one[:])
-		switch {
-		case n > 0 || errors.Is(err, errTooLarge):
-			return 0, fmt.Errorf("reading %s: larger than the %d bytes listed (changed while read?)", r.name, r.size)
-		case err != nil && err != io.EOF:
-			return 0, err
-		}
-		return 0, io.EOF
-	}
-	if int64(len(p)) > r.left {
-		p = p[:r.left]
-	}
-	n, err := r.rc.Read(p)
-	r.left -= int64(n)
-	if err == io.EOF && r.left > 0 {
-		err = fmt.Errorf("reading %s: %d bytes short of the %d listed: %w", r.name, r.left, r.size, io.ErrUnexpectedEOF)
-	}
-	return n, err
-}
-
-func (r *sized) Close() error { return r.rc.Close() }
 
 // Head returns an object's user metadata.
 func (s *Store) Head(ctx context.Context, u URL, key string) (map[string]string, error) {
