@@ -50,10 +50,11 @@ type IO struct {
 }
 
 // dataOut returns where a command writes data in a format: the raw stdout
-// for CSV that is not going to a terminal (a file or a program gets the
-// values as they are), else the terminal-safe Out.
+// for CSV or JSONL results that are not going to a terminal (a file or a
+// program gets the values as they are), else the terminal-safe Out (the
+// JSON stays valid, see termsafe).
 func (s IO) dataOut(format string) io.Writer {
-	if format == "csv" && s.rawOut != nil && !isTerminal(s.rawOut) {
+	if (format == "csv" || format == "jsonl") && s.rawOut != nil && !isTerminal(s.rawOut) {
 		return s.rawOut
 	}
 	return s.Out

@@ -110,7 +110,7 @@ func runJudgeRescore(ctx context.Context, streams IO, o *judgeRescoreOptions, fi
 	}
 	t := rescoreTally{moves: map[[2]judge.Outcome]int{}}
 	var failed error
-	err = writeOutput(jsonlOut(streams), o.Output, func(w io.Writer) error {
+	err = writeOutput(streams.dataOut("jsonl"), o.Output, func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 1<<20)
 		out := report.NewJSONL(bw)
 		var fnErr error // an error of ours, not of the file

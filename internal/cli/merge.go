@@ -117,7 +117,7 @@ func runMerge(ctx context.Context, streams IO, o *mergeOptions, inputs []string)
 	// final rename never crosses file systems).
 	// Standard output ("-") gets the lines as they are written.
 	var st report.DedupStats
-	err := writeOutput(jsonlOut(streams), o.Output, func(w io.Writer) error {
+	err := writeOutput(streams.dataOut("jsonl"), o.Output, func(w io.Writer) error {
 		var err error
 		st, err = d.Write(srcs, w)
 		return err

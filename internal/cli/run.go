@@ -527,17 +527,7 @@ func (o *runOptions) createOutput(streams IO) (report.Writer, error) {
 
 // stdoutResults writes results as JSONL to standard output (--output -);
 // closing it flushes, and standard output stays open.
-func stdoutResults(streams IO) report.Writer { return report.NewJSONL(jsonlOut(streams)) }
-
-// jsonlOut is where results go as JSONL on standard output: byte for byte
-// to a pipe or a file, through the terminal-safe Out to a terminal (the
-// JSON stays valid, see termsafe), as IO.dataOut sends CSV.
-func jsonlOut(streams IO) io.Writer {
-	if streams.rawOut != nil && !isTerminal(streams.rawOut) {
-		return streams.rawOut
-	}
-	return streams.Out
-}
+func stdoutResults(streams IO) report.Writer { return report.NewJSONL(streams.dataOut("jsonl")) }
 
 type writeError struct {
 	out string
