@@ -110,12 +110,16 @@ func openAnthropic(model string, opts Options) (Target, error) {
 	h.Set("Authorization", "Bearer "+key)
 	h.Set("anthropic-version", cmp.Or(version, DefaultAnthropicVersion))
 	h.Set("User-Agent", userAgent)
+	endpoint, err := endpointURL(base, "v1/messages")
+	if err != nil {
+		return nil, fmt.Errorf("base URL %q: %w", Redact(base), err)
+	}
 	return &anthropicTarget{
 		model:       model,
 		baseURL:     base,
 		maxTokens:   maxTokens,
 		temperature: version == anthropicTemperatureVersion,
-		call:        &call{provider: "anthropic", client: newHTTPClient(maxBody), base: base, path: "v1/messages", header: h, secrets: []string{key}, message: anthropicMessage},
+		call:        &call{provider: "anthropic", client: newHTTPClient(maxBody), url: endpoint, header: h, secrets: []string{key}, message: anthropicMessage},
 		secrets:     []string{key},
 	}, nil
 }

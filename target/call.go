@@ -17,8 +17,7 @@ import (
 type call struct {
 	provider string
 	client   *http.Client
-	base     string // the base URL, as resolved
-	path     string // relative to it: "chat/completions", "v1/messages"
+	url      string // the endpoint: endpointURL of the base URL and the API's path
 	header   http.Header
 	secrets  []string
 	// message reads an error answer's message and code from its body.
@@ -49,11 +48,7 @@ func (c *call) post(ctx context.Context, body any) ([]byte, error) {
 	if err != nil {
 		return nil, &Error{Provider: c.provider, Message: Redact(err.Error(), c.secrets...)}
 	}
-	target, err := endpointURL(c.base, c.path)
-	if err != nil {
-		return nil, &Error{Provider: c.provider, Message: Redact(err.Error(), c.secrets...)}
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(payload))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(payload))
 	if err != nil {
 		return nil, &Error{Provider: c.provider, Message: Redact(err.Error(), c.secrets...)}
 	}

@@ -118,7 +118,11 @@ func openOpenAICompatible(s openAISettings, model string, opts Options) (Target,
 			h.Set("OpenAI-Project", v)
 		}
 	}
-	c := &call{provider: s.provider, client: newHTTPClient(maxBody), base: base, path: "chat/completions", header: h, secrets: secrets, message: openAIMessage}
+	endpoint, err := endpointURL(base, "chat/completions")
+	if err != nil {
+		return nil, fmt.Errorf("base URL %q: %w", Redact(base), err)
+	}
+	c := &call{provider: s.provider, client: newHTTPClient(maxBody), url: endpoint, header: h, secrets: secrets, message: openAIMessage}
 	return &openAI{settings: s, model: model, baseURL: base, maxTokens: maxTokens, call: c, secrets: secrets}, nil
 }
 
